@@ -1,0 +1,251 @@
+"""The original TF1 checkpoint format: names <-> Keras variables, read and write.
+
+Released BERT checkpoints are TF1 name-based checkpoints ("bert/encoder/
+layer_0/attention/self/query/kernel", ...). Keras 3 forbids "/" in layer
+names, so compatibility cannot come from naming layers; instead the tables
+below map every original name to the attribute path of the Keras variable.
+All weights keep the original shapes, so no reshape or transpose is needed.
+"""
+
+import dataclasses
+import logging
+import uuid
+
+import tensorflow as tf
+
+from bert_tf.models.encoder import BertEncoder
+from bert_tf.models.pretrainer import BertPretrainer
+
+logger = logging.getLogger(__name__)
+
+GLOBAL_STEP = "global_step"
+
+# Original name -> attribute path from a BertEncoder.
+_EMBEDDING_NAMES = {
+    "bert/embeddings/word_embeddings": "embeddings.word_embeddings",
+    "bert/embeddings/token_type_embeddings": "embeddings.token_type_embeddings",
+    "bert/embeddings/position_embeddings": "embeddings.position_embeddings",
+    "bert/embeddings/LayerNorm/gamma": "embeddings.layer_norm.gamma",
+    "bert/embeddings/LayerNorm/beta": "embeddings.layer_norm.beta",
+}
+
+# Names inside "bert/encoder/layer_{i}/" -> path inside transformer_layers[i].
+_BLOCK_NAMES = {
+    "attention/self/query/kernel": "attention.query.kernel",
+    "attention/self/query/bias": "attention.query.bias",
+    "attention/self/key/kernel": "attention.key.kernel",
+    "attention/self/key/bias": "attention.key.bias",
+    "attention/self/value/kernel": "attention.value.kernel",
+    "attention/self/value/bias": "attention.value.bias",
+    "attention/output/dense/kernel": "attention_output_dense.kernel",
+    "attention/output/dense/bias": "attention_output_dense.bias",
+    "attention/output/LayerNorm/gamma": "attention_layer_norm.gamma",
+    "attention/output/LayerNorm/beta": "attention_layer_norm.beta",
+    "intermediate/dense/kernel": "intermediate_dense.kernel",
+    "intermediate/dense/bias": "intermediate_dense.bias",
+    "output/dense/kernel": "output_dense.kernel",
+    "output/dense/bias": "output_dense.bias",
+    "output/LayerNorm/gamma": "output_layer_norm.gamma",
+    "output/LayerNorm/beta": "output_layer_norm.beta",
+}
+
+_POOLER_NAMES = {
+    "bert/pooler/dense/kernel": "pooler.kernel",
+    "bert/pooler/dense/bias": "pooler.bias",
+}
+
+# Heads of models that wrap a BertEncoder as `.encoder`, by model class.
+_HEAD_NAMES = {
+    BertPretrainer: {
+        "cls/predictions/transform/dense/kernel":
+            "masked_lm_head.transform_dense.kernel",
+        "cls/predictions/transform/dense/bias":
+            "masked_lm_head.transform_dense.bias",
+        "cls/predictions/transform/LayerNorm/gamma":
+            "masked_lm_head.transform_layer_norm.gamma",
+        "cls/predictions/transform/LayerNorm/beta":
+            "masked_lm_head.transform_layer_norm.beta",
+        "cls/predictions/output_bias": "masked_lm_head.output_bias",
+        "cls/seq_relationship/output_weights":
+            "next_sentence_head.output_weights",
+        "cls/seq_relationship/output_bias": "next_sentence_head.output_bias",
+    },
+}
+
+# Optimizer slots the original writes beside each variable (name/adam_m).
+_SLOT_SUFFIXES = ("adam_m", "adam_v")
+
+
+def _encoder_names(config):
+  names = dict(_EMBEDDING_NAMES)
+  for index in range(config.num_hidden_layers):
+    for original, path in _BLOCK_NAMES.items():
+      names[f"bert/encoder/layer_{index}/{original}"] = (
+          f"transformer_layers.{index}.{path}")
+  names.update(_POOLER_NAMES)
+  return names
+
+
+def _resolve(model, path):
+  """Follows an attribute path such as 'transformer_layers.0.attention'."""
+  target = model
+  for part in path.split("."):
+    target = target[int(part)] if part.isdigit() else getattr(target, part)
+  return target
+
+
+def checkpoint_variables(model):
+  """{original checkpoint name: Keras variable} for a bert_tf model.
+
+  Raises:
+    TypeError: the model is not a BertEncoder nor a registered model wrapping
+      one as `.encoder`.
+  """
+  if isinstance(model, BertEncoder):
+    return {name: _resolve(model, path)
+            for name, path in _encoder_names(model.config).items()}
+  for model_class, head_names in _HEAD_NAMES.items():
+    if isinstance(model, model_class):
+      variables = checkpoint_variables(model.encoder)
+      variables.update({name: _resolve(model, path)
+                        for name, path in head_names.items()})
+      return variables
+  raise TypeError(f"No checkpoint name map for {type(model).__name__}; "
+                  f"known: BertEncoder, "
+                  f"{', '.join(cls.__name__ for cls in _HEAD_NAMES)}")
+
+
+@dataclasses.dataclass
+class LoadReport:
+  """What load_checkpoint did, so callers can check or log it.
+
+  Attributes:
+    checkpoint: the checkpoint prefix read.
+    loaded: original names whose values were loaded.
+    not_in_checkpoint: names the model has but the checkpoint lacks; those
+      variables keep their initialisation (e.g. heads when loading an
+      encoder-only checkpoint).
+    unused: checkpoint names that match no model variable.
+    ignored: global_step and optimizer slots, which weights never load from.
+  """
+  checkpoint: str
+  loaded: list
+  not_in_checkpoint: list
+  unused: list
+  ignored: list
+
+
+def resolve_checkpoint_path(path):
+  """A checkpoint prefix from a prefix or a directory with a `checkpoint` file."""
+  if tf.io.gfile.isdir(path):
+    latest = tf.train.latest_checkpoint(path)
+    if latest is None:
+      raise FileNotFoundError(f"{path}: a directory without a checkpoint "
+                              f"(no 'checkpoint' index file)")
+    return latest
+  if not tf.io.gfile.exists(f"{path}.index"):
+    raise FileNotFoundError(f"{path}: no checkpoint here (expected "
+                            f"{path}.index and {path}.data-*)")
+  return path
+
+
+def _is_ignored(name, model_names):
+  if name == GLOBAL_STEP:
+    return True
+  owner, _, suffix = name.rpartition("/")
+  return suffix in _SLOT_SUFFIXES and owner in model_names
+
+
+def load_checkpoint(model, path):
+  """Loads an original-format checkpoint into a bert_tf model.
+
+  Every shape is checked before anything is assigned, so a mismatched
+  checkpoint leaves the model untouched.
+
+  Args:
+    model: a BertEncoder, BertPretrainer, or a registered task model.
+    path: checkpoint prefix (".../bert_model.ckpt") or a directory holding a
+      `checkpoint` index file.
+
+  Returns:
+    A LoadReport.
+
+  Raises:
+    FileNotFoundError: no checkpoint at `path`.
+    ValueError: a variable's shape differs between model and checkpoint.
+  """
+  prefix = resolve_checkpoint_path(path)
+  reader = tf.train.load_checkpoint(prefix)
+  stored_shapes = reader.get_variable_to_shape_map()
+  variables = checkpoint_variables(model)
+
+  present = [name for name in variables if name in stored_shapes]
+  for name in present:
+    stored, expected = stored_shapes[name], list(variables[name].shape)
+    if list(stored) != expected:
+      raise ValueError(
+          f"{prefix}: variable {name} has shape {list(stored)} in the "
+          f"checkpoint but {expected} in the model; does the bert_config.json "
+          f"match this checkpoint?")
+  for name in present:
+    variable = variables[name]
+    variable.assign(reader.get_tensor(name).astype(variable.dtype))
+
+  leftover = sorted(set(stored_shapes) - set(present))
+  report = LoadReport(
+      checkpoint=prefix,
+      loaded=present,
+      not_in_checkpoint=[name for name in variables if name not in present],
+      unused=[name for name in leftover
+              if not _is_ignored(name, variables)],
+      ignored=[name for name in leftover if _is_ignored(name, variables)])
+  logger.info("Loaded %d variables from %s", len(report.loaded), prefix)
+  if report.not_in_checkpoint:
+    logger.info("Kept initialisation (not in checkpoint): %s",
+                report.not_in_checkpoint)
+  if report.unused:
+    logger.info("Not used from checkpoint: %s", report.unused)
+  return report
+
+
+def write_checkpoint(path, tensors):
+  """Writes {name: tensor} as a TF1 name-based checkpoint at prefix `path`.
+
+  The files are written under a temporary prefix and renamed into place, data
+  first and index last, so a reader never sees a half-written checkpoint.
+  """
+  directory = path.rpartition("/")[0]
+  if directory:
+    tf.io.gfile.makedirs(directory)
+  temporary = f"{path}.tmp-{uuid.uuid4().hex}"
+  names = list(tensors)
+  tf.raw_ops.SaveV2(
+      prefix=temporary,
+      tensor_names=names,
+      shape_and_slices=[""] * len(names),
+      tensors=[tensors[name] for name in names])
+  suffixes = [name[len(temporary):]
+              for name in tf.io.gfile.glob(f"{temporary}.data-*")]
+  for suffix in suffixes + [".index"]:
+    tf.io.gfile.rename(f"{temporary}{suffix}", f"{path}{suffix}",
+                       overwrite=True)
+
+
+def save_checkpoint(model, path, global_step=None):
+  """Saves a bert_tf model under the original names, shapes and dtypes.
+
+  Args:
+    model: a BertEncoder, BertPretrainer, or a registered task model.
+    path: checkpoint prefix to write, e.g. "out/model.ckpt-1000".
+    global_step: the int64 `global_step` to store. The original always writes
+      one, so None writes 0.
+
+  Returns:
+    `path`.
+  """
+  tensors = {name: tf.convert_to_tensor(variable)
+             for name, variable in checkpoint_variables(model).items()}
+  tensors[GLOBAL_STEP] = tf.constant(global_step or 0, dtype=tf.int64)
+  write_checkpoint(path, tensors)
+  logger.info("Saved %d variables to %s", len(tensors), path)
+  return path

@@ -1,0 +1,98 @@
+"""Multi-head self-attention, the original's "attention/self" scope."""
+
+import math
+
+import keras
+from keras import ops
+
+from bert_tf.layers.initializers import truncated_normal
+
+# Added to the scores of padded keys, as in the original; large enough to
+# zero their softmax weight and small enough for float16.
+MASKED_SCORE = -10000.0
+
+
+class SelfAttention(keras.layers.Layer):
+  """Scaled dot-product self-attention over `num_heads` heads.
+
+  Projects the input to query, key and value ([hidden, heads*head_size]
+  kernels, as the original's query/key/value dense layers), masks padded keys
+  by adding -10000 to their scores, and returns the concatenated heads
+  [batch_size, seq_length, num_heads * head_size]. The output projection lives
+  in TransformerBlock ("attention/output" in the original).
+
+  Args:
+    num_heads: number of attention heads.
+    head_size: width of each head.
+    initializer_range: stddev of the truncated-normal kernel initialiser.
+    dropout_rate: dropout on the attention probabilities.
+
+  Example:
+    >>> attention = SelfAttention(num_heads=2, head_size=4)
+    >>> x = keras.random.normal((1, 3, 8))
+    >>> attention(x, ops.ones((1, 3), "int32")).shape
+    TensorShape([1, 3, 8])
+  """
+
+  def __init__(self, num_heads, head_size, initializer_range=0.02,
+               dropout_rate=0.1, **kwargs):
+    super().__init__(**kwargs)
+    self.num_heads = num_heads
+    self.head_size = head_size
+    self.initializer_range = initializer_range
+    self.dropout_rate = dropout_rate
+
+  def build(self, input_shape):
+    width = self.num_heads * self.head_size
+    initializer = truncated_normal(self.initializer_range)
+    for name in ("query", "key", "value"):
+      dense = keras.layers.Dense(width, kernel_initializer=initializer,
+                                 name=name)
+      dense.build(input_shape)
+      setattr(self, name, dense)
+    self.dropout = keras.layers.Dropout(self.dropout_rate)
+
+  def call(self, hidden_states, input_mask, training=None):
+    """Attends from every position to every unpadded position.
+
+    Args:
+      hidden_states: [batch_size, seq_length, hidden_size].
+      input_mask: [batch_size, seq_length], 1 for real tokens, 0 for padding.
+      training: whether dropout is applied.
+
+    Returns:
+      [batch_size, seq_length, num_heads * head_size].
+    """
+    # [batch_size, seq_length, num_heads, head_size]
+    query = self._split_heads(self.query(hidden_states))
+    key = self._split_heads(self.key(hidden_states))
+    value = self._split_heads(self.value(hidden_states))
+
+    # [batch_size, num_heads, from_seq_length, to_seq_length]
+    scores = ops.einsum("bfnh,btnh->bnft", query, key)
+    scores = scores * (1.0 / math.sqrt(float(self.head_size)))
+    # [batch_size, 1, 1, to_seq_length]: 0 for real keys, -10000 for padding.
+    key_mask = ops.cast(input_mask[:, None, None, :], scores.dtype)
+    scores += (1.0 - key_mask) * MASKED_SCORE
+    probs = ops.softmax(scores, axis=-1)
+    probs = self.dropout(probs, training=training)
+
+    # [batch_size, from_seq_length, num_heads, head_size]
+    context = ops.einsum("bnft,btnh->bfnh", probs, value)
+    batch_size, seq_length = ops.shape(context)[0], ops.shape(context)[1]
+    return ops.reshape(
+        context, (batch_size, seq_length, self.num_heads * self.head_size))
+
+  def _split_heads(self, projected):
+    batch_size, seq_length = ops.shape(projected)[0], ops.shape(projected)[1]
+    return ops.reshape(
+        projected, (batch_size, seq_length, self.num_heads, self.head_size))
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(
+        num_heads=self.num_heads,
+        head_size=self.head_size,
+        initializer_range=self.initializer_range,
+        dropout_rate=self.dropout_rate)
+    return config

@@ -1,0 +1,82 @@
+"""The masked-LM head: the original's "cls/predictions" scope."""
+
+import keras
+from keras import ops
+
+from bert_tf.layers.activations import get_activation
+from bert_tf.layers.initializers import truncated_normal
+from bert_tf.layers.normalization import layer_norm
+
+
+class MaskedLMHead(keras.layers.Layer):
+  """Predicts the vocabulary at the masked positions.
+
+  Gathers the hidden states at `masked_lm_positions`, applies the transform
+  (dense + activation + LayerNorm), projects onto the word-embedding table
+  (tied weights, passed in at call time so this layer owns no copy of it) and
+  adds this layer's own `output_bias`, as the original get_masked_lm_output.
+
+  Args:
+    vocab_size: number of output classes (rows of the embedding table).
+    hidden_size: width of the transform.
+    hidden_act: name of the transform activation.
+    initializer_range: stddev of the truncated-normal kernel initialiser.
+
+  Example:
+    >>> head = MaskedLMHead(vocab_size=10, hidden_size=8)
+    >>> sequence = keras.random.normal((2, 5, 8))
+    >>> table = keras.random.normal((10, 8))
+    >>> head(sequence, ops.array([[1, 3], [0, 0]]), table).shape
+    TensorShape([2, 2, 10])
+  """
+
+  def __init__(self, vocab_size, hidden_size, hidden_act="gelu",
+               initializer_range=0.02, **kwargs):
+    super().__init__(**kwargs)
+    self.vocab_size = vocab_size
+    self.hidden_size = hidden_size
+    self.hidden_act = hidden_act
+    self.initializer_range = initializer_range
+    self.transform_activation = get_activation(hidden_act)
+
+  def build(self, input_shape=None):
+    self.transform_dense = keras.layers.Dense(
+        self.hidden_size,
+        kernel_initializer=truncated_normal(self.initializer_range),
+        name="transform")
+    self.transform_dense.build((None, None, self.hidden_size))
+    self.transform_layer_norm = layer_norm("transform_layer_norm")
+    self.transform_layer_norm.build((None, None, self.hidden_size))
+    self.output_bias = self.add_weight(
+        name="output_bias", shape=(self.vocab_size,), initializer="zeros")
+
+  def call(self, sequence_output, masked_lm_positions, embedding_table):
+    """Log-probabilities over the vocabulary at each masked position.
+
+    Args:
+      sequence_output: [batch_size, seq_length, hidden_size].
+      masked_lm_positions: [batch_size, num_predictions] int positions.
+      embedding_table: [vocab_size, hidden_size], the word embeddings.
+
+    Returns:
+      [batch_size, num_predictions, vocab_size] log-probabilities.
+    """
+    positions = ops.cast(masked_lm_positions, "int32")
+    # [batch_size, num_predictions, hidden_size]
+    hidden = ops.take_along_axis(sequence_output, positions[:, :, None],
+                                 axis=1)
+    hidden = self.transform_activation(self.transform_dense(hidden))
+    hidden = self.transform_layer_norm(hidden)
+    table = ops.cast(embedding_table, hidden.dtype)
+    logits = ops.einsum("bph,vh->bpv", hidden, table)
+    logits += ops.cast(self.output_bias, logits.dtype)
+    return ops.log_softmax(ops.cast(logits, "float32"), axis=-1)
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(
+        vocab_size=self.vocab_size,
+        hidden_size=self.hidden_size,
+        hidden_act=self.hidden_act,
+        initializer_range=self.initializer_range)
+    return config

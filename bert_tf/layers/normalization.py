@@ -1,0 +1,12 @@
+"""LayerNorm as the original (tf.contrib.layers.layer_norm) computes it."""
+
+import keras
+
+# tf.contrib.layers.layer_norm's variance epsilon, which BERT never changed.
+LAYER_NORM_EPSILON = 1e-12
+
+
+def layer_norm(name):
+  """A LayerNorm over the last axis with the original's epsilon."""
+  return keras.layers.LayerNormalization(
+      axis=-1, epsilon=LAYER_NORM_EPSILON, name=name)

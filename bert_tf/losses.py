@@ -1,0 +1,35 @@
+"""The pretraining losses exactly as the original run_pretraining.py."""
+
+from keras import ops
+
+
+def masked_lm_loss(masked_lm_log_probs, masked_lm_ids, masked_lm_weights):
+  """Weighted mean negative log-likelihood of the masked tokens.
+
+  Padded prediction slots have weight 0. As in the original, the sum is
+  divided by (sum of weights + 1e-5), so a batch without predictions gives 0.
+
+  Args:
+    masked_lm_log_probs: [batch_size, num_predictions, vocab_size].
+    masked_lm_ids: [batch_size, num_predictions] target ids.
+    masked_lm_weights: [batch_size, num_predictions], 1.0 real, 0.0 padding.
+  """
+  log_probs = ops.cast(masked_lm_log_probs, "float32")
+  weights = ops.cast(masked_lm_weights, "float32")
+  per_example_loss = -ops.take_along_axis(
+      log_probs, ops.cast(masked_lm_ids, "int32")[..., None], axis=-1)[..., 0]
+  numerator = ops.sum(weights * per_example_loss)
+  denominator = ops.sum(weights) + 1e-5
+  return numerator / denominator
+
+
+def next_sentence_loss(next_sentence_log_probs, next_sentence_labels):
+  """Mean negative log-likelihood of the labels (0 = IsNext, 1 = random).
+
+  Args:
+    next_sentence_log_probs: [batch_size, 2].
+    next_sentence_labels: [batch_size] or [batch_size, 1].
+  """
+  log_probs = ops.cast(next_sentence_log_probs, "float32")
+  labels = ops.reshape(ops.cast(next_sentence_labels, "int32"), (-1, 1))
+  return -ops.mean(ops.take_along_axis(log_probs, labels, axis=-1))

@@ -1,0 +1,121 @@
+"""BertEncoder: the original BertModel ("bert" scope) as a Keras 3 model."""
+
+import keras
+from keras import ops
+
+from bert_tf.config import BertConfig
+from bert_tf.layers.embeddings import BertEmbeddings
+from bert_tf.layers.initializers import truncated_normal
+from bert_tf.layers.transformer_block import TransformerBlock
+from bert_tf.models.inputs import optional_input, required_input
+
+
+def as_config(config):
+  """Accepts a BertConfig or its dict form (as get_config stores it)."""
+  if isinstance(config, BertConfig):
+    return config
+  return BertConfig.from_dict(config)
+
+
+class BertEncoder(keras.Model):
+  """Embeddings, a stack of transformer blocks and the tanh pooler.
+
+  All weights exist as soon as the encoder is constructed, so a checkpoint can
+  be loaded before the first call.
+
+  Args:
+    config: a BertConfig (or its dict).
+
+  Inputs (a dict of int32 [batch_size, seq_length] tensors):
+    input_ids: WordPiece ids.
+    input_mask: 1 for real tokens, 0 for padding (default: all ones).
+    segment_ids: 0 for the first segment, 1 for the second (default: zeros).
+
+  Outputs (a dict):
+    sequence_output: [batch_size, seq_length, hidden_size], the last layer.
+    pooled_output: [batch_size, hidden_size], tanh(dense(first token)).
+    all_encoder_layers: list of num_hidden_layers such sequence tensors.
+    embedding_output: [batch_size, seq_length, hidden_size].
+
+  Example:
+    >>> config = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2,
+    ...                     num_attention_heads=2, intermediate_size=32)
+    >>> encoder = BertEncoder(config)
+    >>> out = encoder({"input_ids": ops.ones((1, 4), "int32")})
+    >>> out["pooled_output"].shape
+    TensorShape([1, 16])
+  """
+
+  def __init__(self, config, **kwargs):
+    super().__init__(**kwargs)
+    self.config = as_config(config)
+    config = self.config
+    self.embeddings = BertEmbeddings(
+        vocab_size=config.vocab_size,
+        hidden_size=config.hidden_size,
+        type_vocab_size=config.type_vocab_size,
+        max_position_embeddings=config.max_position_embeddings,
+        initializer_range=config.initializer_range,
+        dropout_rate=config.hidden_dropout_prob,
+        name="embeddings")
+    self.transformer_layers = [
+        TransformerBlock(
+            hidden_size=config.hidden_size,
+            num_heads=config.num_attention_heads,
+            intermediate_size=config.intermediate_size,
+            hidden_act=config.hidden_act,
+            dropout_rate=config.hidden_dropout_prob,
+            attention_dropout_rate=config.attention_probs_dropout_prob,
+            initializer_range=config.initializer_range,
+            name=f"layer_{index}")
+        for index in range(config.num_hidden_layers)
+    ]
+    self.pooler = keras.layers.Dense(
+        config.hidden_size, activation="tanh",
+        kernel_initializer=truncated_normal(config.initializer_range),
+        name="pooler")
+    self.build()
+
+  def build(self, input_shape=None):
+    hidden_shape = (None, None, self.config.hidden_size)
+    self.embeddings.build()
+    for block in self.transformer_layers:
+      block.build(hidden_shape)
+    self.pooler.build((None, self.config.hidden_size))
+    self.built = True
+
+  @property
+  def embedding_table(self):
+    """The word embeddings [vocab_size, hidden_size] (tied to the MLM head)."""
+    return self.embeddings.word_embeddings
+
+  def call(self, inputs, training=None):
+    input_ids = required_input(inputs, "input_ids", type(self).__name__)
+    input_mask = optional_input(inputs, "input_mask", input_ids, 1)
+    segment_ids = optional_input(inputs, "segment_ids", input_ids, 0)
+
+    embedding_output = self.embeddings(input_ids, segment_ids,
+                                       training=training)
+    hidden_states = embedding_output
+    all_encoder_layers = []
+    for block in self.transformer_layers:
+      hidden_states = block(hidden_states, input_mask, training=training)
+      all_encoder_layers.append(hidden_states)
+
+    # [batch_size, hidden_size]: the pooler reads the [CLS] position.
+    pooled_output = self.pooler(hidden_states[:, 0, :])
+    return {
+        "sequence_output": hidden_states,
+        "pooled_output": pooled_output,
+        "all_encoder_layers": all_encoder_layers,
+        "embedding_output": embedding_output,
+    }
+
+  def get_config(self):
+    config = super().get_config()
+    config["config"] = self.config.to_dict()
+    return config
+
+  @classmethod
+  def from_config(cls, config):
+    return cls(**config)

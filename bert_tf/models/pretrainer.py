@@ -1,0 +1,76 @@
+"""BertPretrainer: the encoder plus the masked-LM and next-sentence heads."""
+
+import keras
+from keras import ops
+
+from bert_tf.layers.classification_head import ClassificationHead
+from bert_tf.layers.masked_lm import MaskedLMHead
+from bert_tf.models.encoder import BertEncoder, as_config
+from bert_tf.models.inputs import required_input
+
+
+class BertPretrainer(keras.Model):
+  """The pretraining model of the original run_pretraining.py.
+
+  Args:
+    config: a BertConfig (or its dict).
+
+  Inputs: the encoder's dict plus
+    masked_lm_positions: int32 [batch_size, num_predictions].
+
+  Outputs: the encoder's dict plus
+    masked_lm_log_probs: [batch_size, num_predictions, vocab_size].
+    next_sentence_log_probs: [batch_size, 2]; class 0 is "IsNext".
+
+  Example:
+    >>> from bert_tf.config import BertConfig
+    >>> config = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2,
+    ...                     num_attention_heads=2, intermediate_size=32)
+    >>> model = BertPretrainer(config)
+    >>> out = model({"input_ids": ops.ones((1, 4), "int32"),
+    ...              "masked_lm_positions": ops.array([[1, 2]], "int32")})
+    >>> out["masked_lm_log_probs"].shape
+    TensorShape([1, 2, 50])
+  """
+
+  def __init__(self, config, **kwargs):
+    super().__init__(**kwargs)
+    self.config = as_config(config)
+    config = self.config
+    self.encoder = BertEncoder(config, name="bert")
+    self.masked_lm_head = MaskedLMHead(
+        vocab_size=config.vocab_size,
+        hidden_size=config.hidden_size,
+        hidden_act=config.hidden_act,
+        initializer_range=config.initializer_range,
+        name="predictions")
+    self.next_sentence_head = ClassificationHead(
+        num_classes=2, initializer_range=config.initializer_range,
+        name="seq_relationship")
+    self.build()
+
+  def build(self, input_shape=None):
+    self.masked_lm_head.build()
+    self.next_sentence_head.build((None, self.config.hidden_size))
+    self.built = True
+
+  def call(self, inputs, training=None):
+    masked_lm_positions = required_input(inputs, "masked_lm_positions",
+                                         type(self).__name__)
+    outputs = dict(self.encoder(inputs, training=training))
+    outputs["masked_lm_log_probs"] = self.masked_lm_head(
+        outputs["sequence_output"], masked_lm_positions,
+        self.encoder.embedding_table)
+    next_sentence_logits = self.next_sentence_head(outputs["pooled_output"])
+    outputs["next_sentence_log_probs"] = ops.log_softmax(
+        ops.cast(next_sentence_logits, "float32"), axis=-1)
+    return outputs
+
+  def get_config(self):
+    config = super().get_config()
+    config["config"] = self.config.to_dict()
+    return config
+
+  @classmethod
+  def from_config(cls, config):
+    return cls(**config)

@@ -1,0 +1,54 @@
+"""Helpers shared by the tests: paths, tiny configs, layer checks."""
+
+import os
+
+import numpy as np
+
+import bert_tf
+
+PROJECT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED_DIR = os.path.join(os.path.dirname(PROJECT_DIR), "shared")
+ORIGINAL_TINY = os.path.join(SHARED_DIR, "reference", "original_tiny")
+
+
+def tiny_config(**overrides):
+  """hidden 32, 2 layers, vocab under 200: fast enough for every test."""
+  values = dict(vocab_size=99, hidden_size=32, num_hidden_layers=2,
+                num_attention_heads=4, intermediate_size=37,
+                max_position_embeddings=64, type_vocab_size=2)
+  values.update(overrides)
+  return bert_tf.BertConfig(**values)
+
+
+def random_inputs(config, batch_size=3, seq_length=16, num_predictions=4,
+                  seed=0):
+  """A pretraining input dict with padding in all but the first example."""
+  rng = np.random.default_rng(seed)
+  input_mask = np.ones((batch_size, seq_length), np.int32)
+  for row in range(1, batch_size):
+    input_mask[row, seq_length - 3 * row:] = 0
+  return {
+      "input_ids": rng.integers(0, config.vocab_size,
+                                (batch_size, seq_length)).astype(np.int32)
+                   * input_mask,
+      "input_mask": input_mask,
+      "segment_ids": (np.arange(seq_length)[None, :] >= seq_length // 2)
+                     .astype(np.int32) * input_mask,
+      "masked_lm_positions": rng.integers(
+          1, seq_length - 3 * (batch_size - 1),
+          (batch_size, num_predictions)).astype(np.int32),
+  }
+
+
+def assert_layer_round_trips(layer, *call_args):
+  """get_config -> from_config gives an equal config and, with the same
+  weights, the same outputs."""
+  expected = layer(*call_args)
+  config = layer.get_config()
+  clone = type(layer).from_config(config)
+  assert clone.get_config() == config
+  clone(*call_args)  # builds the clone's weights
+  assert len(clone.weights) == len(layer.weights) > 0
+  clone.set_weights(layer.get_weights())
+  np.testing.assert_array_equal(np.asarray(clone(*call_args)),
+                                np.asarray(expected))

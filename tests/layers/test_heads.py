@@ -1,0 +1,36 @@
+import numpy as np
+
+from bert_tf.layers.classification_head import ClassificationHead
+from bert_tf.layers.masked_lm import MaskedLMHead
+from tests.helpers import assert_layer_round_trips
+
+
+def test_classification_head_uses_transposed_output_weights():
+  head = ClassificationHead(num_classes=3)
+  x = np.random.default_rng(0).normal(size=(4, 8)).astype(np.float32)
+  logits = np.asarray(head(x))
+  assert tuple(head.output_weights.shape) == (3, 8)
+  np.testing.assert_allclose(
+      logits, x @ head.output_weights.numpy().T + head.output_bias.numpy(),
+      atol=1e-6)
+  assert_layer_round_trips(head, x)
+
+
+def test_masked_lm_head_gathers_positions_and_ties_the_table():
+  head = MaskedLMHead(vocab_size=11, hidden_size=8, hidden_act="linear")
+  rng = np.random.default_rng(1)
+  sequence = rng.normal(size=(2, 5, 8)).astype(np.float32)
+  table = rng.normal(size=(11, 8)).astype(np.float32)
+  positions = np.array([[4, 0], [2, 2]], np.int32)
+  log_probs = np.asarray(head(sequence, positions, table))
+  assert log_probs.shape == (2, 2, 11)
+
+  gathered = np.stack([sequence[0, [4, 0]], sequence[1, [2, 2]]])
+  hidden = gathered @ head.transform_dense.kernel.numpy()
+  hidden += head.transform_dense.bias.numpy()
+  hidden = (hidden - hidden.mean(-1, keepdims=True)) / np.sqrt(
+      hidden.var(-1, keepdims=True) + 1e-12)
+  logits = hidden @ table.T + head.output_bias.numpy()
+  expected = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+  np.testing.assert_allclose(log_probs, expected, atol=1e-5)
+  assert_layer_round_trips(head, sequence, positions, table)

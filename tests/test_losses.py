@@ -1,0 +1,30 @@
+import math
+
+import numpy as np
+
+import bert_tf
+
+
+def test_masked_lm_loss_is_weighted_by_hand():
+  probs = np.array([[[0.5, 0.25, 0.25], [0.1, 0.8, 0.1]],
+                    [[0.2, 0.2, 0.6], [1 / 3, 1 / 3, 1 / 3]]], np.float32)
+  ids = np.array([[0, 1], [2, 0]], np.int32)
+  weights = np.array([[1.0, 1.0], [1.0, 0.0]], np.float32)
+  expected = -(math.log(0.5) + math.log(0.8) + math.log(0.6)) / (3 + 1e-5)
+  loss = bert_tf.masked_lm_loss(np.log(probs), ids, weights)
+  np.testing.assert_allclose(loss, expected, rtol=1e-6)
+
+
+def test_masked_lm_loss_without_predictions_is_zero():
+  loss = bert_tf.masked_lm_loss(np.log(np.full((1, 2, 3), 1 / 3, np.float32)),
+                                np.zeros((1, 2), np.int32),
+                                np.zeros((1, 2), np.float32))
+  assert float(loss) == 0.0
+
+
+def test_next_sentence_loss_label_zero_is_is_next():
+  log_probs = np.log(np.array([[0.9, 0.1], [0.3, 0.7]], np.float32))
+  labels = np.array([[0], [1]], np.int32)
+  expected = -(math.log(0.9) + math.log(0.7)) / 2
+  np.testing.assert_allclose(bert_tf.next_sentence_loss(log_probs, labels),
+                             expected, rtol=1e-6)
