@@ -1,0 +1,293 @@
+"""Times one BERT pretraining train step: bert_tf against TF Model Garden.
+
+What it measures: the wall time of one training step (forward pass, masked-LM
++ next-sentence loss, backward pass and Adam update) inside a `tf.function`
+(optionally `jit_compile=True`), for
+
+  * bert_tf.BertPretrainer (Keras 3) trained with keras.optimizers.Adam, and
+  * official.nlp.modeling.models.BertPretrainerV2 around
+    official.nlp.modeling.networks.BertEncoder (legacy tf_keras), trained with
+    tf_keras.optimizers.Adam,
+
+built from the same config and fed the same synthetic batch (numpy, fixed
+seed). Both stacks import cleanly into one process, so they run side by side:
+each is traced/compiled and warmed up for --warmup_steps, then the timed steps
+alternate between the two (swapping which goes first every round) so that
+machine noise hits both alike. Each step is synchronised by fetching the loss
+(`float(loss)`).
+
+The two models have the same parameters: Model Garden's next-sentence head is
+a Dense(2) on the encoder's pooled output, as in the original BERT and in
+bert_tf. (Model Garden's own MaskedLMTask would add a second pooler inside a
+ClassificationHead instead.) Both losses are
+sum(weights * nll) / (sum(weights) + 1e-5) over the masked positions plus the
+mean next-sentence nll; bert_tf uses its own loss functions, Model Garden the
+same formula in TensorFlow ops.
+
+Printed: mean and median ms/step and examples/s for each, and the ratio
+model_garden_time / bert_tf_time (above 1 means bert_tf is faster).
+
+Run from the repository root:
+
+  .venv/bin/python benchmarks/pretrainer_step.py [--jit_compile] \
+      [--output_json=/tmp/pretrainer_step.json]
+
+Tiny smoke run:
+
+  .venv/bin/python benchmarks/pretrainer_step.py --num_layers=1 \
+      --hidden_size=32 --num_heads=2 --intermediate_size=37 --seq_length=16 \
+      --batch_size=4 --num_predictions=3 --steps=2 --warmup_steps=1
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # pylint: disable=g-import-not-at-top
+import numpy as np
+import tensorflow as tf
+import tf_keras
+from official.nlp.modeling import models as mg_models
+from official.nlp.modeling import networks as mg_networks
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import bert_tf  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+SEED = 1234
+LEARNING_RATE = 1e-4
+DROPOUT = 0.1
+INITIALIZER_RANGE = 0.02
+MAX_POSITION_EMBEDDINGS = 512
+TYPE_VOCAB_SIZE = 2
+
+
+def parse_args():
+  parser = argparse.ArgumentParser(
+      description=__doc__.split("\n", 1)[0],
+      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+  parser.add_argument("--num_layers", type=int, default=4)
+  parser.add_argument("--hidden_size", type=int, default=256)
+  parser.add_argument("--num_heads", type=int, default=4)
+  parser.add_argument("--intermediate_size", type=int, default=1024)
+  parser.add_argument("--vocab_size", type=int, default=30522)
+  parser.add_argument("--seq_length", type=int, default=128)
+  parser.add_argument("--batch_size", type=int, default=32)
+  parser.add_argument("--num_predictions", type=int, default=20,
+                      help="masked-LM predictions per sequence")
+  parser.add_argument("--steps", type=int, default=20,
+                      help="timed steps per implementation")
+  parser.add_argument("--warmup_steps", type=int, default=3,
+                      help="untimed steps first (the first one traces)")
+  parser.add_argument("--jit_compile", action="store_true",
+                      help="compile the train steps with XLA")
+  parser.add_argument("--output_json", default=None,
+                      help="also write the results to this file")
+  args = parser.parse_args()
+  if args.warmup_steps < 1 or args.steps < 1:
+    parser.error("--warmup_steps and --steps must be at least 1")
+  if args.num_predictions > args.seq_length:
+    parser.error("--num_predictions must not exceed --seq_length")
+  return args
+
+
+def make_batch(args):
+  """A pretraining batch with padding, two segments and padded predictions."""
+  rng = np.random.default_rng(SEED)
+  batch, seq, preds = args.batch_size, args.seq_length, args.num_predictions
+  lengths = rng.integers(max(preds, seq // 2), seq + 1, size=batch)
+  position = np.arange(seq)[None, :]
+  input_mask = (position < lengths[:, None]).astype(np.int32)
+  input_ids = rng.integers(1, args.vocab_size, size=(batch, seq)) * input_mask
+  split = rng.integers(1, lengths)[:, None]
+  segment_ids = ((position >= split) * input_mask).astype(np.int32)
+  masked_lm_positions = np.stack(
+      [np.sort(rng.choice(length, size=preds, replace=False))
+       for length in lengths])
+  num_real = rng.integers(1, preds + 1, size=batch)
+  masked_lm_weights = (np.arange(preds)[None, :] < num_real[:, None])
+  return {
+      "input_ids": input_ids.astype(np.int32),
+      "input_mask": input_mask,
+      "segment_ids": segment_ids,
+      "masked_lm_positions": masked_lm_positions.astype(np.int32),
+      "masked_lm_ids": rng.integers(
+          0, args.vocab_size, size=(batch, preds)).astype(np.int32),
+      "masked_lm_weights": masked_lm_weights.astype(np.float32),
+      "next_sentence_labels": rng.integers(0, 2, size=batch).astype(np.int32),
+  }
+
+
+def count_params(variables):
+  return int(sum(np.prod(variable.shape) for variable in variables))
+
+
+def build_bert_tf_step(args):
+  """bert_tf.BertPretrainer + keras.optimizers.Adam: (step_fn, num_params)."""
+  config = bert_tf.BertConfig(
+      vocab_size=args.vocab_size,
+      hidden_size=args.hidden_size,
+      num_hidden_layers=args.num_layers,
+      num_attention_heads=args.num_heads,
+      intermediate_size=args.intermediate_size,
+      hidden_act="gelu",
+      hidden_dropout_prob=DROPOUT,
+      attention_probs_dropout_prob=DROPOUT,
+      max_position_embeddings=MAX_POSITION_EMBEDDINGS,
+      type_vocab_size=TYPE_VOCAB_SIZE,
+      initializer_range=INITIALIZER_RANGE)
+  model = bert_tf.BertPretrainer(config)
+  optimizer = keras.optimizers.Adam(LEARNING_RATE)
+  variables = model.trainable_variables
+
+  @tf.function(jit_compile=args.jit_compile)
+  def step(batch):
+    with tf.GradientTape() as tape:
+      outputs = model(
+          {name: batch[name] for name in ("input_ids", "input_mask",
+                                          "segment_ids",
+                                          "masked_lm_positions")},
+          training=True)
+      loss = (bert_tf.masked_lm_loss(outputs["masked_lm_log_probs"],
+                                     batch["masked_lm_ids"],
+                                     batch["masked_lm_weights"])
+              + bert_tf.next_sentence_loss(outputs["next_sentence_log_probs"],
+                                           batch["next_sentence_labels"]))
+    optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+    return loss
+
+  return step, count_params(variables)
+
+
+def build_model_garden_step(args):
+  """Model Garden BertPretrainerV2 + tf_keras Adam: (step_fn, num_params)."""
+  gelu = lambda x: tf_keras.activations.gelu(x, approximate=True)
+  initializer = tf_keras.initializers.TruncatedNormal(stddev=INITIALIZER_RANGE)
+  encoder = mg_networks.BertEncoder(
+      vocab_size=args.vocab_size,
+      hidden_size=args.hidden_size,
+      num_layers=args.num_layers,
+      num_attention_heads=args.num_heads,
+      max_sequence_length=MAX_POSITION_EMBEDDINGS,
+      type_vocab_size=TYPE_VOCAB_SIZE,
+      inner_dim=args.intermediate_size,
+      inner_activation=gelu,
+      output_dropout=DROPOUT,
+      attention_dropout=DROPOUT,
+      initializer=initializer)
+  model = mg_models.BertPretrainerV2(
+      encoder, mlm_activation=gelu, mlm_initializer=initializer)
+  next_sentence_head = tf_keras.layers.Dense(
+      2, kernel_initializer=initializer, name="next_sentence")
+  next_sentence_head.build((None, args.hidden_size))
+  optimizer = tf_keras.optimizers.Adam(LEARNING_RATE)
+  variables = model.trainable_variables + next_sentence_head.trainable_variables
+
+  @tf.function(jit_compile=args.jit_compile)
+  def step(batch):
+    with tf.GradientTape() as tape:
+      outputs = model(
+          {"input_word_ids": batch["input_ids"],
+           "input_mask": batch["input_mask"],
+           "input_type_ids": batch["segment_ids"],
+           "masked_lm_positions": batch["masked_lm_positions"]},
+          training=True)
+      weights = batch["masked_lm_weights"]
+      mlm_nll = tf.nn.sparse_softmax_cross_entropy_with_logits(
+          labels=batch["masked_lm_ids"], logits=outputs["mlm_logits"])
+      mlm_loss = tf.reduce_sum(weights * mlm_nll) / (
+          tf.reduce_sum(weights) + 1e-5)
+      nsp_loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+          labels=batch["next_sentence_labels"],
+          logits=next_sentence_head(outputs["pooled_output"])))
+      loss = mlm_loss + nsp_loss
+    optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+    return loss
+
+  return step, count_params(variables)
+
+
+def summarise(step_seconds, batch_size):
+  mean = statistics.mean(step_seconds)
+  return {
+      "mean_ms": 1000 * mean,
+      "median_ms": 1000 * statistics.median(step_seconds),
+      "examples_per_sec": batch_size / mean,
+  }
+
+
+def main():
+  args = parse_args()
+  tf.random.set_seed(SEED)
+  keras.utils.set_random_seed(SEED)
+  batch = {name: tf.constant(value) for name, value in make_batch(args).items()}
+  builders = {"bert_tf": build_bert_tf_step,
+              "model_garden": build_model_garden_step}
+
+  results = {}
+  steps = {}
+  for name, build in builders.items():
+    steps[name], num_params = build(args)
+    start = time.perf_counter()
+    first_loss = float(steps[name](batch))
+    first_step_s = time.perf_counter() - start
+    for _ in range(args.warmup_steps - 1):
+      float(steps[name](batch))
+    results[name] = {"num_params": num_params, "first_loss": first_loss,
+                     "first_step_s": first_step_s, "step_ms": []}
+    print(f"{name}: {num_params:,} parameters, first step (trace"
+          f"{' + XLA compile' if args.jit_compile else ''}) "
+          f"{first_step_s:.1f} s, loss {first_loss:.4f}", flush=True)
+
+  for round_index in range(args.steps):
+    order = list(steps) if round_index % 2 == 0 else list(steps)[::-1]
+    for name in order:
+      start = time.perf_counter()
+      float(steps[name](batch))
+      results[name]["step_ms"].append(1000 * (time.perf_counter() - start))
+
+  for result in results.values():
+    result.update(summarise([ms / 1000 for ms in result["step_ms"]],
+                            args.batch_size))
+  ratio_median = (results["model_garden"]["median_ms"]
+                  / results["bert_tf"]["median_ms"])
+  ratio_mean = results["model_garden"]["mean_ms"] / results["bert_tf"]["mean_ms"]
+
+  device = "GPU" if tf.config.list_physical_devices("GPU") else "CPU"
+  print(f"\nPretraining train step (fwd + bwd + Adam) on {device}, "
+        f"jit_compile={args.jit_compile}, {args.steps} timed steps each")
+  print(f"config: layers={args.num_layers} hidden={args.hidden_size} "
+        f"heads={args.num_heads} intermediate={args.intermediate_size} "
+        f"vocab={args.vocab_size} seq={args.seq_length} "
+        f"batch={args.batch_size} predictions={args.num_predictions}")
+  print(f"{'implementation':<14} {'mean ms':>9} {'median ms':>10} "
+        f"{'examples/s':>11}")
+  for name, result in results.items():
+    print(f"{name:<14} {result['mean_ms']:>9.1f} {result['median_ms']:>10.1f} "
+          f"{result['examples_per_sec']:>11.1f}")
+  print(f"ratio model_garden / bert_tf: {ratio_median:.3f} (median), "
+        f"{ratio_mean:.3f} (mean); above 1 means bert_tf is faster")
+
+  if args.output_json:
+    report = {
+        "config": {name: value for name, value in vars(args).items()
+                   if name != "output_json"},
+        "device": device,
+        "versions": {"tensorflow": tf.__version__,
+                     "keras": keras.__version__,
+                     "tf_keras": tf_keras.__version__},
+        "results": results,
+        "ratio_median": ratio_median,
+        "ratio_mean": ratio_mean,
+    }
+    with open(args.output_json, "w") as writer:
+      json.dump(report, writer, indent=2)
+    print(f"wrote {args.output_json}")
+
+
+if __name__ == "__main__":
+  main()

@@ -1,0 +1,237 @@
+"""The original BERT tokenizer (tokenization.py), with identical output.
+
+Text -> BasicTokenizer (clean, split CJK, whitespace, lower-case and strip
+accents, split punctuation) -> WordpieceTokenizer (greedy longest match
+against vocab.txt). The character classes below are the original's exact
+definitions, which differ from Python's and from Unicode's usual ones in ways
+that change tokens (e.g. "$" and "^" are punctuation here, Zl/Zp split words
+only through str.split).
+"""
+
+import re
+import unicodedata
+
+import tensorflow as tf
+
+UNK_TOKEN = "[UNK]"
+MAX_INPUT_CHARS_PER_WORD = 200
+
+# Names of the released checkpoints the original knew the casing of.
+_LOWER_CASED_MODELS = ("uncased_L-24_H-1024_A-16", "uncased_L-12_H-768_A-12",
+                       "multilingual_L-12_H-768_A-12",
+                       "chinese_L-12_H-768_A-12")
+_CASED_MODELS = ("cased_L-12_H-768_A-12", "cased_L-24_H-1024_A-16",
+                 "multi_cased_L-12_H-768_A-12")
+
+# The CJK Unified Ideograph blocks the original splits per character.
+# Hangul, Hiragana and Katakana are deliberately not in it.
+_CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF),
+               (0x2A700, 0x2B73F), (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF),
+               (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+
+
+def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
+  """Raises when do_lower_case contradicts a released checkpoint's name."""
+  if not init_checkpoint:
+    return
+  match = re.match("^.*?([A-Za-z0-9_-]+)/bert_model.ckpt", init_checkpoint)
+  if match is None:
+    return
+  model_name = match.group(1)
+  if model_name in _LOWER_CASED_MODELS and not do_lower_case:
+    case_name, actual, expected = "lowercased", "False", "True"
+  elif model_name in _CASED_MODELS and do_lower_case:
+    case_name, actual, expected = "cased", "True", "False"
+  else:
+    return
+  raise ValueError(
+      f"You passed in `--do_lower_case={actual}` with `--init_checkpoint="
+      f"{init_checkpoint}`. However, `{model_name}` seems to be a {case_name} "
+      f"model, so you should pass in `--do_lower_case={expected}` so that the "
+      f"fine-tuning matches how the model was pre-training.")
+
+
+def convert_to_unicode(text):
+  """str as is; bytes decoded as UTF-8, dropping invalid bytes as the original."""
+  if isinstance(text, str):
+    return text
+  if isinstance(text, bytes):
+    return text.decode("utf-8", "ignore")
+  raise ValueError(f"Unsupported string type: {type(text)}")
+
+
+# In Python 3 the original's printable_text is the same conversion.
+printable_text = convert_to_unicode
+
+
+def load_vocab(vocab_file):
+  """{token: id} from vocab.txt, one token per line, id = line number."""
+  vocab = {}
+  with tf.io.gfile.GFile(vocab_file, "rb") as reader:
+    for index, line in enumerate(reader):
+      vocab[convert_to_unicode(line).strip()] = index
+  return vocab
+
+
+def convert_by_vocab(vocab, items):
+  """Maps tokens to ids or ids to tokens; a KeyError names what is missing."""
+  return [vocab[item] for item in items]
+
+
+def convert_tokens_to_ids(vocab, tokens):
+  return convert_by_vocab(vocab, tokens)
+
+
+def convert_ids_to_tokens(inv_vocab, ids):
+  return convert_by_vocab(inv_vocab, ids)
+
+
+def whitespace_tokenize(text):
+  """Splits on Python whitespace (str.split), as the original."""
+  return text.split()
+
+
+def is_whitespace(char):
+  """Space, \\t, \\n, \\r and Unicode Zs."""
+  return char in " \t\n\r" or unicodedata.category(char) == "Zs"
+
+
+def is_control(char):
+  """Unicode Cc and Cf, except \\t, \\n and \\r (which are whitespace)."""
+  if char in "\t\n\r":
+    return False
+  return unicodedata.category(char) in ("Cc", "Cf")
+
+
+def is_punctuation(char):
+  """Every ASCII non-alphanumeric symbol and every Unicode P* character."""
+  code = ord(char)
+  if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or (
+      123 <= code <= 126):
+    return True
+  return unicodedata.category(char).startswith("P")
+
+
+def is_chinese_char(code):
+  """Whether code point `code` is a CJK Unified Ideograph."""
+  return any(low <= code <= high for low, high in _CJK_RANGES)
+
+
+class BasicTokenizer:
+  """Cleans text and splits it on whitespace and punctuation.
+
+  Args:
+    do_lower_case: lower-case and strip accents (NFD, drop Mn).
+  """
+
+  def __init__(self, do_lower_case=True):
+    self.do_lower_case = do_lower_case
+
+  def tokenize(self, text):
+    text = _clean_text(convert_to_unicode(text))
+    text = _space_around_cjk(text)
+    split_tokens = []
+    for token in whitespace_tokenize(text):
+      if self.do_lower_case:
+        token = _strip_accents(token.lower())
+      split_tokens.extend(_split_on_punctuation(token))
+    return whitespace_tokenize(" ".join(split_tokens))
+
+
+class WordpieceTokenizer:
+  """Greedy longest-match-first WordPiece, "##" marking continuations.
+
+  A word becomes `unk_token` when it is longer than max_input_chars_per_word
+  characters or when any part of it has no piece in the vocabulary.
+  """
+
+  def __init__(self, vocab, unk_token=UNK_TOKEN,
+               max_input_chars_per_word=MAX_INPUT_CHARS_PER_WORD):
+    self.vocab = vocab
+    self.unk_token = unk_token
+    self.max_input_chars_per_word = max_input_chars_per_word
+
+  def tokenize(self, text):
+    output_tokens = []
+    for word in whitespace_tokenize(convert_to_unicode(text)):
+      output_tokens.extend(self._word_pieces(word))
+    return output_tokens
+
+  def _word_pieces(self, word):
+    if len(word) > self.max_input_chars_per_word:
+      return [self.unk_token]
+    pieces = []
+    start = 0
+    while start < len(word):
+      for end in range(len(word), start, -1):
+        piece = word[start:end] if start == 0 else "##" + word[start:end]
+        if piece in self.vocab:
+          pieces.append(piece)
+          start = end
+          break
+      else:
+        return [self.unk_token]
+    return pieces
+
+
+class FullTokenizer:
+  """BasicTokenizer then WordpieceTokenizer, over a vocab.txt.
+
+  Example:
+    >>> tokenizer = FullTokenizer("vocab.txt", do_lower_case=True)
+    >>> tokenizer.tokenize("UNwant\\u00E9d,running")
+    ['un', '##want', '##ed', ',', 'runn', '##ing']
+  """
+
+  def __init__(self, vocab_file, do_lower_case=True):
+    self.vocab = load_vocab(vocab_file)
+    self.inv_vocab = {index: token for token, index in self.vocab.items()}
+    self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case)
+    self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
+
+  def tokenize(self, text):
+    return [piece
+            for token in self.basic_tokenizer.tokenize(text)
+            for piece in self.wordpiece_tokenizer.tokenize(token)]
+
+  def convert_tokens_to_ids(self, tokens):
+    return convert_by_vocab(self.vocab, tokens)
+
+  def convert_ids_to_tokens(self, ids):
+    return convert_by_vocab(self.inv_vocab, ids)
+
+
+def _clean_text(text):
+  """Drops U+0000, U+FFFD and control characters; whitespace becomes ' '."""
+  output = []
+  for char in text:
+    if char in "\x00\ufffd" or is_control(char):
+      continue
+    output.append(" " if is_whitespace(char) else char)
+  return "".join(output)
+
+
+def _space_around_cjk(text):
+  return "".join(f" {char} " if is_chinese_char(ord(char)) else char
+                 for char in text)
+
+
+def _strip_accents(text):
+  return "".join(char for char in unicodedata.normalize("NFD", text)
+                 if unicodedata.category(char) != "Mn")
+
+
+def _split_on_punctuation(text):
+  """'ab,c' -> ['ab', ',', 'c']: each punctuation mark is its own token."""
+  output = []
+  start_new_word = True
+  for char in text:
+    if is_punctuation(char):
+      output.append(char)
+      start_new_word = True
+    else:
+      if start_new_word:
+        output.append("")
+      start_new_word = False
+      output[-1] += char
+  return output

@@ -1,0 +1,103 @@
+"""The original tokenizer's behaviours, case by case."""
+
+import pytest
+
+from bert_tf import tokenization
+
+VOCAB = ["[UNK]", "[CLS]", "[SEP]", "want", "##want", "##ed", "wa", "un",
+         "runn", "##ing", ",", "low", "lowest", "hello", "ab", "##c"]
+
+
+@pytest.fixture()
+def vocab_file(tmp_path):
+  path = tmp_path / "vocab.txt"
+  path.write_text("".join(f"{token}\n" for token in VOCAB), encoding="utf-8")
+  return str(path)
+
+
+def test_full_tokenizer_and_ids(vocab_file):
+  tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=True)
+  tokens = tokenizer.tokenize("UNwant\u00E9d,running")
+  assert tokens == ["un", "##want", "##ed", ",", "runn", "##ing"]
+  assert tokenizer.convert_tokens_to_ids(tokens) == [7, 4, 5, 10, 8, 9]
+  assert tokenizer.convert_ids_to_tokens([13, 0]) == ["hello", "[UNK]"]
+
+
+def test_lower_case_strips_accents_and_splits_punctuation():
+  basic = tokenization.BasicTokenizer(do_lower_case=True)
+  assert basic.tokenize(" \tHeLLo!how  \n Are yoU?  ") == [
+      "hello", "!", "how", "are", "you", "?"]
+  assert basic.tokenize("H\u00E9llo") == ["hello"]
+
+
+def test_cased_keeps_case_and_accents():
+  basic = tokenization.BasicTokenizer(do_lower_case=False)
+  assert basic.tokenize(" \tHeLLo!how  \n Are yoU?  ") == [
+      "HeLLo", "!", "how", "Are", "yoU", "?"]
+  assert basic.tokenize("H\u00E9llo") == ["H\u00E9llo"]
+
+
+def test_cjk_ideographs_split_but_not_hangul_or_kana():
+  basic = tokenization.BasicTokenizer()
+  assert basic.tokenize("ah\u535A\u63A8zz") == ["ah", "\u535A", "\u63A8", "zz"]
+  cased = tokenization.BasicTokenizer(do_lower_case=False)
+  assert cased.tokenize("\uD55C\uAD6D\u3072\u3089") == [
+      "\uD55C\uAD6D\u3072\u3089"]
+
+
+def test_cleaning_drops_nul_replacement_and_control_characters():
+  basic = tokenization.BasicTokenizer(do_lower_case=False)
+  # U+0000, U+FFFD, U+0007 (Cc) and U+200B (Cf) are deleted, joining words
+  assert basic.tokenize("a\x00b\ufffdc\x07d\u200be") == ["abcde"]
+  # \t \n \r and Zs (no-break space, ideographic space) separate words
+  assert basic.tokenize("a\tb\nc\rd\u00A0e\u3000f") == list("abcdef")
+
+
+def test_character_classes():
+  for char in " \t\r\n\u00A0":
+    assert tokenization.is_whitespace(char)
+  assert not tokenization.is_whitespace("A")
+  assert tokenization.is_control("\u0005")
+  assert not tokenization.is_control("\t") and not tokenization.is_control(" ")
+  for char in "-$`.\u00BF":
+    assert tokenization.is_punctuation(char)
+  assert not tokenization.is_punctuation("A")
+  assert not tokenization.is_punctuation(" ")
+
+
+def test_wordpiece_unknown_and_overlong_words():
+  vocab = {token: index for index, token in enumerate(VOCAB)}
+  wordpiece = tokenization.WordpieceTokenizer(vocab=vocab)
+  assert wordpiece.tokenize("") == []
+  assert wordpiece.tokenize("unwanted running") == [
+      "un", "##want", "##ed", "runn", "##ing"]
+  assert wordpiece.tokenize("unwantedX running") == ["[UNK]", "runn", "##ing"]
+  assert wordpiece.tokenize("ab" + "c" * 199) == ["[UNK]"]  # 201 characters
+
+
+def test_invalid_utf8_bytes_are_dropped():
+  assert tokenization.convert_to_unicode(b"ab\xffcd") == "abcd"
+  with pytest.raises(ValueError, match="Unsupported string type"):
+    tokenization.convert_to_unicode(3)
+
+
+def test_load_vocab_numbers_lines_and_strips(tmp_path):
+  path = tmp_path / "vocab.txt"
+  path.write_bytes(b"[PAD]\r\n  a \n\xc3\xa9\n")
+  assert tokenization.load_vocab(str(path)) == {"[PAD]": 0, "a": 1, "\u00e9": 2}
+
+
+@pytest.mark.parametrize("lower, checkpoint, message", [
+    (False, "gs://b/uncased_L-12_H-768_A-12/bert_model.ckpt", "lowercased"),
+    (True, "/m/cased_L-12_H-768_A-12/bert_model.ckpt", "cased model"),
+])
+def test_case_mismatch_with_a_released_checkpoint(lower, checkpoint, message):
+  with pytest.raises(ValueError, match=message):
+    tokenization.validate_case_matches_checkpoint(lower, checkpoint)
+
+
+def test_case_check_passes_for_matching_or_unknown_names():
+  tokenization.validate_case_matches_checkpoint(
+      True, "/m/uncased_L-12_H-768_A-12/bert_model.ckpt")
+  tokenization.validate_case_matches_checkpoint(False, "/m/mine/bert_model.ckpt")
+  tokenization.validate_case_matches_checkpoint(False, "")
