@@ -126,8 +126,9 @@ def count_params(variables):
   return int(sum(np.prod(variable.shape) for variable in variables))
 
 
-def build_bert_tf_step(args):
+def build_bert_tf_step(args, batch):
   """bert_tf.BertPretrainer + keras.optimizers.Adam: (step_fn, num_params)."""
+  del batch  # BertPretrainer has all its weights once constructed.
   config = bert_tf.BertConfig(
       vocab_size=args.vocab_size,
       hidden_size=args.hidden_size,
@@ -163,10 +164,11 @@ def build_bert_tf_step(args):
   return step, count_params(variables)
 
 
-def build_model_garden_step(args):
+def build_model_garden_step(args, batch):
   """Model Garden BertPretrainerV2 + tf_keras Adam: (step_fn, num_params)."""
   gelu = lambda x: tf_keras.activations.gelu(x, approximate=True)
-  initializer = tf_keras.initializers.TruncatedNormal(stddev=INITIALIZER_RANGE)
+  initializer = lambda: tf_keras.initializers.TruncatedNormal(
+      stddev=INITIALIZER_RANGE)
   encoder = mg_networks.BertEncoder(
       vocab_size=args.vocab_size,
       hidden_size=args.hidden_size,
@@ -178,24 +180,28 @@ def build_model_garden_step(args):
       inner_activation=gelu,
       output_dropout=DROPOUT,
       attention_dropout=DROPOUT,
-      initializer=initializer)
+      initializer=initializer())
   model = mg_models.BertPretrainerV2(
-      encoder, mlm_activation=gelu, mlm_initializer=initializer)
+      encoder, mlm_activation=gelu, mlm_initializer=initializer())
   next_sentence_head = tf_keras.layers.Dense(
-      2, kernel_initializer=initializer, name="next_sentence")
+      2, kernel_initializer=initializer(), name="next_sentence")
   next_sentence_head.build((None, args.hidden_size))
+
+  def model_inputs(batch):
+    return {"input_word_ids": batch["input_ids"],
+            "input_mask": batch["input_mask"],
+            "input_type_ids": batch["segment_ids"],
+            "masked_lm_positions": batch["masked_lm_positions"]}
+
+  # The masked-LM head only creates its weights on the first call.
+  model(model_inputs(batch))
   optimizer = tf_keras.optimizers.Adam(LEARNING_RATE)
   variables = model.trainable_variables + next_sentence_head.trainable_variables
 
   @tf.function(jit_compile=args.jit_compile)
   def step(batch):
     with tf.GradientTape() as tape:
-      outputs = model(
-          {"input_word_ids": batch["input_ids"],
-           "input_mask": batch["input_mask"],
-           "input_type_ids": batch["segment_ids"],
-           "masked_lm_positions": batch["masked_lm_positions"]},
-          training=True)
+      outputs = model(model_inputs(batch), training=True)
       weights = batch["masked_lm_weights"]
       mlm_nll = tf.nn.sparse_softmax_cross_entropy_with_logits(
           labels=batch["masked_lm_ids"], logits=outputs["mlm_logits"])
@@ -231,7 +237,7 @@ def main():
   results = {}
   steps = {}
   for name, build in builders.items():
-    steps[name], num_params = build(args)
+    steps[name], num_params = build(args, batch)
     start = time.perf_counter()
     first_loss = float(steps[name](batch))
     first_step_s = time.perf_counter() - start
