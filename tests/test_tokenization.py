@@ -1,8 +1,12 @@
 """The original tokenizer's behaviours, case by case."""
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from bert_tf import tokenization
+from bert_tf.text.tokenizer import lower_case_differences
+from tests.tokenization_cases import (ADVERSARIAL_TEXTS, VOCAB_CASES,
+                                      corpus_lines, vocab_path)
 
 VOCAB = ["[UNK]", "[CLS]", "[SEP]", "want", "##want", "##ed", "wa", "un",
          "runn", "##ing", ",", "low", "lowest", "hello", "ab", "##c"]
@@ -101,3 +105,56 @@ def test_case_check_passes_for_matching_or_unknown_names():
       True, "/m/uncased_L-12_H-768_A-12/bert_model.ckpt")
   tokenization.validate_case_matches_checkpoint(False, "/m/mine/bert_model.ckpt")
   tokenization.validate_case_matches_checkpoint(False, "")
+
+
+# The fast path: tokenize_batch / encode_batch must equal the exact path.
+
+_FULL_TOKENIZERS = {}
+
+
+def real_tokenizer(name, lower):
+  if (name, lower) not in _FULL_TOKENIZERS:
+    _FULL_TOKENIZERS[name, lower] = tokenization.FullTokenizer(
+        vocab_path(name), lower)
+  return _FULL_TOKENIZERS[name, lower]
+
+
+def assert_fast_equals_exact(tokenizer, texts):
+  exact = [tokenizer.tokenize(text) for text in texts]
+  assert tokenizer.tokenize_batch(texts) == exact
+  assert tokenizer.encode_batch(texts) == [
+      tokenizer.convert_tokens_to_ids(tokens) for tokens in exact]
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("name, lower", VOCAB_CASES)
+def test_fast_path_on_the_corpus(name, lower):
+  assert_fast_equals_exact(real_tokenizer(name, lower), corpus_lines())
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("name, lower", VOCAB_CASES)
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(texts=ADVERSARIAL_TEXTS)
+def test_fast_path_on_adversarial_text(name, lower, texts):
+  assert_fast_equals_exact(real_tokenizer(name, lower), texts)
+
+
+def test_fast_path_takes_bytes_and_surrogates(vocab_file):
+  tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=True)
+  texts = [b"UNwant\xc3\xa9d,\xffrunning", "hello \ud800 low", "", "lowest"]
+  assert_fast_equals_exact(tokenizer, texts)
+  assert tokenizer.encode_batch(texts)[0] == [7, 4, 5, 10, 8, 9]
+
+
+def test_fast_path_falls_back_where_unicode_versions_differ(tmp_path):
+  differences = lower_case_differences()
+  if not differences:
+    pytest.skip("Python's and ICU's Unicode tables agree on every character")
+  char, spellings = sorted(differences.items())[0]
+  path = tmp_path / "vocab.txt"
+  path.write_text("".join(f"{token}\n" for token in ["[UNK]", *spellings]),
+                  encoding="utf-8")
+  tokenizer = tokenization.FullTokenizer(str(path), do_lower_case=True)
+  assert_fast_equals_exact(tokenizer, [char, f"a {char}", "plain"])

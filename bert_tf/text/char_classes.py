@@ -1,0 +1,63 @@
+"""The original tokenizer's character classes as RE2 regex classes.
+
+The in-graph tokenizer must classify every character exactly as the Python
+tokenizer does. RE2's own \\p{...} tables follow a different Unicode version
+than Python's unicodedata, so the classes are built here from unicodedata
+itself and spelled out as explicit code-point ranges.
+"""
+
+import functools
+import sys
+import unicodedata
+
+from bert_tf import tokenization
+
+_SURROGATES = range(0xD800, 0xE000)
+
+
+def _code_points():
+  return (code for code in range(sys.maxunicode + 1)
+          if code not in _SURROGATES)
+
+
+def to_regex_class(code_points):
+  """Sorted code points -> "[\\x{41}-\\x{5A}\\x{61}]" (RE2 syntax)."""
+  ranges = []
+  for code in code_points:
+    if ranges and ranges[-1][1] == code - 1:
+      ranges[-1][1] = code
+    else:
+      ranges.append([code, code])
+  parts = (f"\\x{{{low:X}}}" if low == high
+           else f"\\x{{{low:X}}}-\\x{{{high:X}}}" for low, high in ranges)
+  return "[" + "".join(parts) + "]"
+
+
+@functools.lru_cache(maxsize=None)
+def char_classes():
+  """Regex classes for each step of BasicTokenizer, from Python's tables.
+
+  Returns a dict:
+    deleted: removed by _clean_text (U+0000, U+FFFD, Cc and Cf but \\t\\n\\r).
+    separators: every character other than " " that separates words and is
+      not deleted: _clean_text's whitespace (\\t, \\n, \\r, Zs) and the
+      rest of Python's str.split() whitespace (U+2028, U+2029).
+    cjk: CJK ideographs, each made a word of its own.
+    mark: Unicode Mn, dropped when stripping accents.
+    punctuation: split off as one-character words.
+  """
+  members = {name: [] for name in ("deleted", "separators", "mark",
+                                   "punctuation", "cjk")}
+  for code in _code_points():
+    char = chr(code)
+    if code in (0, 0xFFFD) or tokenization.is_control(char):
+      members["deleted"].append(code)
+    elif char != " " and (tokenization.is_whitespace(char) or char.isspace()):
+      members["separators"].append(code)
+    if unicodedata.category(char) == "Mn":
+      members["mark"].append(code)
+    if tokenization.is_punctuation(char):
+      members["punctuation"].append(code)
+    if tokenization.is_chinese_char(code):
+      members["cjk"].append(code)
+  return {name: to_regex_class(codes) for name, codes in members.items()}

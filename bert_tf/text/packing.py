@@ -1,0 +1,68 @@
+"""Packing token ids into BERT inputs in TensorFlow ops, as run_classifier does.
+
+[CLS] a [SEP] (b [SEP]), padded with 0 to max_seq_length; segment 0 for the
+first text with its [CLS] and [SEP], 1 for the second text and its [SEP].
+Pairs are truncated as the original _truncate_seq_pair does: one token at a
+time from the longer text (from the second on ties) until they fit.
+"""
+
+import tensorflow as tf
+
+
+def truncated_pair_lengths(length_a, length_b, budget):
+  """Lengths _truncate_seq_pair leaves, in closed form.
+
+  Popping from the longer side (the second on ties) ends with the first text
+  holding ceil(budget / 2) tokens, unless one side was short enough to keep
+  all of its tokens.
+  """
+  half_up = (budget + 1) // 2
+  kept_a = tf.minimum(length_a, tf.maximum(budget - length_b, half_up))
+  kept_b = tf.minimum(length_b, budget - kept_a)
+  return kept_a, kept_b
+
+
+def _keep_first(ids, lengths):
+  """Row i of a RaggedTensor cut to its first lengths[i] values."""
+  positions = tf.ragged.range(ids.row_lengths())
+  return tf.ragged.boolean_mask(
+      ids, positions < tf.cast(lengths, positions.dtype)[:, None])
+
+
+def pack_inputs(ids_a, max_seq_length, cls_id, sep_id, ids_b=None):
+  """Builds input_ids, input_mask and segment_ids for one or two texts.
+
+  Args:
+    ids_a: RaggedTensor [batch, (tokens)] of the first text's ids.
+    max_seq_length: width of the outputs.
+    cls_id: id of [CLS].
+    sep_id: id of [SEP].
+    ids_b: optional RaggedTensor [batch, (tokens)] of the second text's ids.
+
+  Returns:
+    A dict of int32 [batch, max_seq_length] tensors: input_ids, input_mask,
+    segment_ids.
+  """
+  ids_a = tf.cast(ids_a, tf.int32)
+  batch_size = ids_a.nrows()
+  cls = tf.fill([batch_size, 1], cls_id)
+  sep = tf.fill([batch_size, 1], sep_id)
+  if ids_b is None:
+    ids_a = ids_a[:, :max_seq_length - 2]
+    pieces = [(cls, 0), (ids_a, 0), (sep, 0)]
+  else:
+    ids_b = tf.cast(ids_b, tf.int32)
+    kept_a, kept_b = truncated_pair_lengths(
+        tf.cast(ids_a.row_lengths(), tf.int32),
+        tf.cast(ids_b.row_lengths(), tf.int32), max_seq_length - 3)
+    pieces = [(cls, 0), (_keep_first(ids_a, kept_a), 0), (sep, 0),
+              (_keep_first(ids_b, kept_b), 1), (sep, 1)]
+  input_ids = tf.concat([piece for piece, _ in pieces], axis=1)
+  segment_ids = tf.concat(
+      [tf.ones_like(piece) * segment for piece, segment in pieces], axis=1)
+  shape = [None, max_seq_length]
+  return {
+      "input_ids": input_ids.to_tensor(0, shape=shape),
+      "input_mask": tf.ones_like(input_ids).to_tensor(0, shape=shape),
+      "segment_ids": segment_ids.to_tensor(0, shape=shape),
+  }

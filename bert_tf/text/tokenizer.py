@@ -1,0 +1,188 @@
+"""InGraphTokenizer: the original FullTokenizer as TensorFlow ops.
+
+Serving signatures take raw text, so tokenisation must run inside the graph
+and give exactly the ids `bert_tf.tokenization.FullTokenizer` gives. The steps
+mirror BasicTokenizer with regex classes built from Python's own Unicode
+tables (char_classes.py); lower-casing and NFD come from ICU (tf.strings.lower,
+text.normalize_utf8), and WordPiece from text.FastWordpieceTokenizer, which
+implements the same greedy longest-match-first algorithm.
+"""
+
+import functools
+import logging
+import unicodedata
+
+import keras
+import tensorflow as tf
+import tensorflow_text as text
+
+from bert_tf import tokenization
+from bert_tf.text.char_classes import char_classes
+
+logger = logging.getLogger(__name__)
+
+# FastWordpieceTokenizer limits words by bytes; the original by characters
+# (200). Longer words are replaced by [UNK] before WordPiece, so this only
+# needs to admit every word of up to 200 four-byte characters.
+_MAX_BYTES_PER_WORD = 4 * tokenization.MAX_INPUT_CHARS_PER_WORD
+
+# Planes where Unicode assigns characters; ICU and Python may disagree there.
+_ASSIGNED_PLANES = [range(0x0, 0x40000), range(0xE0000, 0xF0000)]
+
+
+def clean_and_split(texts, do_lower_case, validate_utf8=True):
+  """BasicTokenizer in TensorFlow ops: [batch] strings -> ragged words.
+
+  The steps keep the original's order where it matters: punctuation is split
+  off after lower-casing and accent stripping, which can create punctuation
+  (U+1FEF decomposes to "`").
+
+  Args:
+    texts: [batch] UTF-8 strings.
+    do_lower_case: lower-case and strip accents.
+    validate_utf8: drop invalid UTF-8 bytes, as the original's decoding does;
+      callers whose strings are known to be valid may skip it.
+  """
+  classes = char_classes()
+  if validate_utf8:
+    texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8",
+                                         errors="ignore")
+  texts = tf.strings.regex_replace(texts, classes["deleted"], "")
+  # Every other separator becomes " ", so a plain split on " " suffices.
+  texts = tf.strings.regex_replace(texts, classes["separators"], " ")
+  texts = tf.strings.regex_replace(texts, f"({classes['cjk']})", r" \1 ")
+  if do_lower_case:
+    texts = _lower_and_strip_accents(texts)
+  texts = tf.strings.regex_replace(texts, f"({classes['punctuation']})",
+                                   r" \1 ")
+  return tf.strings.split(texts, sep=None)
+
+
+def _lower_and_strip_accents(texts):
+  texts = tf.strings.lower(texts, encoding="utf-8")
+  texts = text.normalize_utf8(texts, "NFD")
+  return tf.strings.regex_replace(texts, char_classes()["mark"], "")
+
+
+@functools.lru_cache(maxsize=None)
+def lower_case_differences():
+  """{char: (Python result, ICU result)} where the two disagree.
+
+  Python's unicodedata and TensorFlow's ICU follow different Unicode
+  versions, so characters assigned in one and not the other are lower-cased
+  or decomposed differently.
+  """
+  chars = [chr(code) for plane in _ASSIGNED_PLANES for code in plane
+           if not 0xD800 <= code < 0xE000]
+  # Cleaning deletes these before lower-casing, so they cannot differ.
+  chars = [char for char in chars
+           if char not in "\x00\ufffd" and not tokenization.is_control(char)]
+  in_graph = _lower_and_strip_accents(tf.constant(chars)).numpy()
+  differences = {}
+  for char, graph_result in zip(chars, in_graph):
+    python_result = "".join(
+        c for c in unicodedata.normalize("NFD", char.lower())
+        if unicodedata.category(c) != "Mn")
+    graph_result = graph_result.decode("utf-8")
+    if python_result != graph_result:
+      differences[char] = (python_result, graph_result)
+  return differences
+
+
+def version_sensitive_chars(vocab, do_lower_case):
+  """Characters whose tokens may differ between Python and the graph.
+
+  A difference changes the ids only when one of the two spellings could be
+  covered by vocabulary pieces; otherwise both give [UNK] for the word.
+  """
+  if not do_lower_case:
+    return frozenset()
+  vocab_chars = set("".join(vocab))
+  return frozenset(
+      char for char, spellings in lower_case_differences().items()
+      if any(set(spelling) <= vocab_chars for spelling in spellings))
+
+
+def _wordpiece_vocab(vocab):
+  """The vocab as a list indexed by id, as FastWordpieceTokenizer wants it.
+
+  Lines the original can never match become placeholders containing U+FFFD
+  (which cleaning removes from every input; U+0000 would end the key in
+  FastWordpieceTokenizer's trie): earlier copies of a repeated
+  token (load_vocab keeps the last line), blank lines, and "##" (an empty
+  continuation, which the original never looks up).
+  """
+  tokens = [None] * (max(vocab.values()) + 1) if vocab else []
+  for token, index in vocab.items():
+    tokens[index] = token
+  return [token if token not in (None, "", "##") else f"\ufffdunused{index}"
+          for index, token in enumerate(tokens)]
+
+
+class InGraphTokenizer(keras.layers.Layer):
+  """Strings -> WordPiece ids, identical to FullTokenizer, in TensorFlow ops.
+
+  Usable eagerly, inside a tf.function and in a SavedModel.
+
+  Args:
+    vocab_file: vocab.txt, one token per line.
+    do_lower_case: lower-case and strip accents, as FullTokenizer.
+
+  Example:
+    >>> tokenizer = InGraphTokenizer("vocab.txt", do_lower_case=True)
+    >>> tokenizer(tf.constant(["Hello, world!"]))  # RaggedTensor of int64 ids
+  """
+
+  def __init__(self, vocab_file, do_lower_case=True, **kwargs):
+    kwargs.setdefault("trainable", False)
+    super().__init__(**kwargs)
+    self.vocab_file = vocab_file
+    self.do_lower_case = do_lower_case
+    self.vocab = tokenization.load_vocab(vocab_file)
+    if tokenization.UNK_TOKEN not in self.vocab:
+      raise ValueError(f"{vocab_file}: has no {tokenization.UNK_TOKEN} token")
+    self.unk_id = self.vocab[tokenization.UNK_TOKEN]
+    self.sensitive_chars = version_sensitive_chars(self.vocab, do_lower_case)
+    if self.sensitive_chars:
+      logger.warning(
+          "%s: Python and TensorFlow disagree (Unicode versions) on "
+          "lower-casing %d characters that the vocabulary covers: %s; text "
+          "containing them may tokenise differently in the graph",
+          vocab_file, len(self.sensitive_chars),
+          sorted(self.sensitive_chars)[:20])
+    self._wordpiece = text.FastWordpieceTokenizer(
+        vocab=_wordpiece_vocab(self.vocab),
+        suffix_indicator="##",
+        max_bytes_per_word=_MAX_BYTES_PER_WORD,
+        token_out_type=tf.int64,
+        unknown_token=tokenization.UNK_TOKEN,
+        no_pretokenization=True,
+        support_detokenization=False)
+
+  def call(self, texts):
+    """[batch] strings -> RaggedTensor [batch, (tokens)] of int64 ids."""
+    return self.tokenize_ids(texts)
+
+  def tokenize_ids(self, texts, validate_utf8=True):
+    """call() without the Keras layer machinery, for bulk use.
+
+    validate_utf8=False skips dropping invalid UTF-8 bytes, for callers
+    whose strings are known to be valid (encoded from Python str).
+    """
+    words = clean_and_split(tf.convert_to_tensor(texts, tf.string),
+                            self.do_lower_case, validate_utf8)
+    overlong = tf.strings.length(words, unit="UTF8_CHAR") > (
+        tokenization.MAX_INPUT_CHARS_PER_WORD)
+    words = tf.ragged.map_flat_values(
+        lambda flat: tf.where(overlong.flat_values, tokenization.UNK_TOKEN,
+                              flat), words)
+    # [batch, (words), (pieces)] -> [batch, (tokens)]
+    return self._wordpiece.tokenize(words).merge_dims(1, 2)
+
+  def compute_output_spec(self, texts):
+    return keras.KerasTensor((None, None), dtype="int64", ragged=True)
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(vocab_file=self.vocab_file, do_lower_case=self.do_lower_case)
+    return config
