@@ -7,7 +7,11 @@ setuptools.setup(
     version="0.1.0",
     description=("BERT for TensorFlow 2 / Keras 3 that reads and writes the "
                  "original google-research/bert formats"),
-    packages=setuptools.find_packages(include=["bert_tf", "bert_tf.*"]),
+    packages=setuptools.find_packages(include=["bert_tf", "bert_tf.*"])
+    + ["bert_tf.vocab_files"],
+    # vocab/ is read through importlib.resources, installed or editable.
+    package_dir={"bert_tf.vocab_files": "vocab"},
+    package_data={"bert_tf.vocab_files": ["*.txt", "*.json"]},
     python_requires=">=3.10",
     install_requires=[
         "tensorflow~=2.20.0",
@@ -18,6 +22,7 @@ setuptools.setup(
     ],
     extras_require={
         "test": [
+            "hypothesis",
             "pytest",
             "tf-models-official==2.20.0",
         ],

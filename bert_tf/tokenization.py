@@ -8,7 +8,6 @@ that change tokens (e.g. "$" and "^" are punctuation here, Zl/Zp split words
 only through str.split).
 """
 
-import concurrent.futures
 import os
 import re
 import unicodedata
@@ -18,7 +17,7 @@ import tensorflow as tf
 UNK_TOKEN = "[UNK]"
 MAX_INPUT_CHARS_PER_WORD = 200
 # Texts the fast path sends to TensorFlow at once.
-_FAST_BATCH_SIZE = 2048
+_FAST_BATCH_SIZE = 8192
 
 # Names of the released checkpoints the original knew the casing of.
 _LOWER_CASED_MODELS = ("uncased_L-24_H-1024_A-16", "uncased_L-12_H-768_A-12",
@@ -203,6 +202,7 @@ class FullTokenizer:
     self.inv_vocab = {index: token for token, index in self.vocab.items()}
     self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case)
     self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
+    self._in_graph = None  # built on first use of the fast path
     self._compiled = None
 
   def tokenize(self, text):
@@ -217,53 +217,60 @@ class FullTokenizer:
   def encode_batch(self, texts):
     """Token ids of each text, as convert_tokens_to_ids(tokenize(text))."""
     texts = [convert_to_unicode(text) for text in texts]
+    sensitive_chars = self._in_graph_tokenizer().sensitive_chars
     results = [None] * len(texts)
     fast_indices, fast_texts = [], []
     for index, text in enumerate(texts):
-      encoded = self._encode_for_fast_path(text)
+      encoded = _encode_for_fast_path(text, sensitive_chars)
       if encoded is None:
         results[index] = self.convert_tokens_to_ids(self.tokenize(text))
       else:
         fast_indices.append(index)
         fast_texts.append(encoded)
-    batches = [fast_texts[start:start + _FAST_BATCH_SIZE]
-               for start in range(0, len(fast_texts), _FAST_BATCH_SIZE)]
-    # TensorFlow ops release the GIL: batches run on all cores at once.
-    with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
-      batch_ids = pool.map(self._run_compiled, batches)
-    fast_ids = (ids for batch in batch_ids for ids in batch)
-    for index, ids in zip(fast_indices, fast_ids):
+    if len(fast_texts) == len(texts):  # the common case: no fallback
+      return self._run_compiled(fast_texts)
+    for index, ids in zip(fast_indices, self._run_compiled(fast_texts)):
       results[index] = ids
     return results
 
-  def _encode_for_fast_path(self, text):
-    """UTF-8 bytes of `text`, or None when only the Python path is exact."""
-    try:
-      encoded = text.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates
-      return None
-    if self._fast_tokenizer().sensitive_chars.intersection(text):
-      return None
-    return encoded
-
-  def _fast_tokenizer(self):
-    if self._compiled is None:
-      from bert_tf.text.tokenizer import InGraphTokenizer  # needs this module
-      self._compiled = InGraphTokenizer(self.vocab_file, self.do_lower_case)
-    return self._compiled
+  def _in_graph_tokenizer(self):
+    if self._in_graph is None:
+      # Imported here: bert_tf.text builds on this module.
+      from bert_tf.text import tokenizer as in_graph
+      self._in_graph = in_graph.InGraphTokenizer(self.vocab_file,
+                                                 self.do_lower_case)
+      self._compiled = in_graph.sharded_tokenize_fn(self._in_graph,
+                                                    os.cpu_count() or 1)
+    return self._in_graph
 
   def _run_compiled(self, encoded_texts):
-    ids = self._fast_tokenizer().tokenize_ids(
-        tf.constant(encoded_texts, tf.string), validate_utf8=False)
-    values = ids.flat_values.numpy().tolist()
-    splits = ids.row_splits.numpy().tolist()
-    return [values[begin:end] for begin, end in zip(splits[:-1], splits[1:])]
+    """Id lists for valid UTF-8 texts, _FAST_BATCH_SIZE texts per call."""
+    results = []
+    for start in range(0, len(encoded_texts), _FAST_BATCH_SIZE):
+      ids = self._compiled(tf.constant(
+          encoded_texts[start:start + _FAST_BATCH_SIZE], tf.string))
+      values = ids.flat_values.numpy().tolist()
+      splits = ids.row_splits.numpy().tolist()
+      results.extend(values[begin:end]
+                     for begin, end in zip(splits[:-1], splits[1:]))
+    return results
 
   def convert_tokens_to_ids(self, tokens):
     return convert_by_vocab(self.vocab, tokens)
 
   def convert_ids_to_tokens(self, ids):
     return convert_by_vocab(self.inv_vocab, ids)
+
+
+def _encode_for_fast_path(text, sensitive_chars):
+  """UTF-8 bytes of `text`, or None when only the Python path is exact."""
+  try:
+    encoded = text.encode("utf-8")
+  except UnicodeEncodeError:  # lone surrogates
+    return None
+  if sensitive_chars and not sensitive_chars.isdisjoint(text):
+    return None
+  return encoded
 
 
 def _clean_text(text):

@@ -1,43 +1,29 @@
 """The embedded default job: a tiny BERT, end to end on one sentence.
 
-Writes a small vocabulary built from the embedded text, tokenises a sentence
-with the original tokenizer, runs a randomly initialised tiny BertPretrainer
-on it with one masked token, saves the weights as an original-format
-checkpoint, reloads them into a fresh model and checks the outputs agree.
+Tokenises a sentence with the project's own vocabulary (vocab/, learned from
+Python's docstrings), runs a randomly initialised tiny BertPretrainer on it
+with one masked token, saves the model as a release-format directory
+(bert_config.json, vocab.txt, bert_model.ckpt), reopens that directory with
+bert_tf.load_pretrained and checks the outputs agree.
 
     python run_scripts/demo.py --output_dir=demo_output
 """
 
 import os
+import shutil
 
 import numpy as np
 from absl import app, flags, logging
 
 import bert_tf
-from bert_tf import tokenization
+from bert_tf import tokenization, vocabulary
 
 flags.DEFINE_string("output_dir", "demo_output",
                     "Where the vocabulary, config and checkpoint are written.")
-flags.DEFINE_string("sentence", "The quick brown fox jumps over the lazy dog.",
-                    "Text to run the model on.")
+flags.DEFINE_string(
+    "sentence", "Return a new list containing all items from the iterable.",
+    "Text to run the model on.")
 FLAGS = flags.FLAGS
-
-SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-# Text the demo vocabulary is built from: whole words only, so words outside
-# it become [UNK], as with any vocabulary.
-EMBEDDED_TEXT = """The quick brown fox jumps over the lazy dog.
-BERT reads text in both directions at once, and learns by guessing masked words.
-A checkpoint written here loads in the original code, and the other way round."""
-
-
-def write_demo_vocab(path):
-  """A release-layout vocab.txt: special tokens, then the embedded words."""
-  words = tokenization.BasicTokenizer(do_lower_case=True).tokenize(
-      EMBEDDED_TEXT)
-  tokens = SPECIAL_TOKENS + sorted(set(words))
-  with open(path, "w", encoding="utf-8") as writer:
-    writer.write("".join(f"{token}\n" for token in tokens))
-  return len(tokens)
 
 
 def encode(tokenizer, sentence, mask_index):
@@ -57,15 +43,16 @@ def encode(tokenizer, sentence, mask_index):
 def main(_):
   os.makedirs(FLAGS.output_dir, exist_ok=True)
   vocab_file = os.path.join(FLAGS.output_dir, "vocab.txt")
-  vocab_size = write_demo_vocab(vocab_file)
+  shutil.copyfile(vocabulary.demo_vocab_file(), vocab_file)
+  tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=True)
+  vocab_size = len(tokenizer.vocab)
   config = bert_tf.BertConfig(vocab_size=vocab_size, hidden_size=32,
                               num_hidden_layers=2, num_attention_heads=4,
                               intermediate_size=64, max_position_embeddings=64,
                               type_vocab_size=2)
   config.to_json_file(os.path.join(FLAGS.output_dir, "bert_config.json"))
-  tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=True)
-  tokens, masked_word, inputs = encode(tokenizer, FLAGS.sentence, 2)
-  print(f"vocabulary: {vocab_size} tokens -> {vocab_file}")
+  tokens, masked_word, inputs = encode(tokenizer, FLAGS.sentence, 3)
+  print(f"vocabulary: {vocab_size} tokens, copied from vocab/ to {vocab_file}")
   print(f"tokens: {tokens}  (masked: {masked_word!r})")
 
   model = bert_tf.BertPretrainer(config)

@@ -11,7 +11,7 @@ def test_demo_runs_and_reloads_its_checkpoint(tmp_path):
        f"--output_dir={tmp_path}"],
       capture_output=True, text=True, timeout=300, check=False)
   assert result.returncode == 0, result.stderr
-  assert "masked: 'quick'" in result.stdout
+  assert "masked: 'new'" in result.stdout
   assert "reloaded max difference: 0.0" in result.stdout
   assert sorted(os.listdir(tmp_path)) == [
       "bert_config.json", "bert_model.ckpt.data-00000-of-00001",

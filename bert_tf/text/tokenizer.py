@@ -35,7 +35,9 @@ def clean_and_split(texts, do_lower_case, validate_utf8=True):
 
   The steps keep the original's order where it matters: punctuation is split
   off after lower-casing and accent stripping, which can create punctuation
-  (U+1FEF decomposes to "`").
+  (U+1FEF decomposes to "`"). CJK ideographs are split off in the same pass,
+  later than the original does, which gives the same words: lower-casing
+  and NFD map CJK ideographs to CJK ideographs and nothing else to them.
 
   Args:
     texts: [batch] UTF-8 strings.
@@ -50,12 +52,25 @@ def clean_and_split(texts, do_lower_case, validate_utf8=True):
   texts = tf.strings.regex_replace(texts, classes["deleted"], "")
   # Every other separator becomes " ", so a plain split on " " suffices.
   texts = tf.strings.regex_replace(texts, classes["separators"], " ")
-  texts = tf.strings.regex_replace(texts, f"({classes['cjk']})", r" \1 ")
   if do_lower_case:
     texts = _lower_and_strip_accents(texts)
-  texts = tf.strings.regex_replace(texts, f"({classes['punctuation']})",
-                                   r" \1 ")
+  texts = tf.strings.regex_replace(
+      texts, f"({classes['cjk']}|{classes['punctuation']})", r" \1 ")
   return tf.strings.split(texts, sep=None)
+
+
+def _overlong_words_to_unk(words):
+  """Words over 200 characters become [UNK], as in WordpieceTokenizer.
+
+  Characters are only counted when some word is over 200 bytes: a word
+  never has more characters than bytes.
+  """
+  limit = tokenization.MAX_INPUT_CHARS_PER_WORD
+  overlong = tf.cond(
+      tf.reduce_any(tf.strings.length(words) > limit),
+      lambda: tf.strings.length(words, unit="UTF8_CHAR") > limit,
+      lambda: tf.zeros_like(words, tf.bool))
+  return tf.where(overlong, tokenization.UNK_TOKEN, words)
 
 
 def _lower_and_strip_accents(texts):
@@ -171,11 +186,7 @@ class InGraphTokenizer(keras.layers.Layer):
     """
     words = clean_and_split(tf.convert_to_tensor(texts, tf.string),
                             self.do_lower_case, validate_utf8)
-    overlong = tf.strings.length(words, unit="UTF8_CHAR") > (
-        tokenization.MAX_INPUT_CHARS_PER_WORD)
-    words = tf.ragged.map_flat_values(
-        lambda flat: tf.where(overlong.flat_values, tokenization.UNK_TOKEN,
-                              flat), words)
+    words = tf.ragged.map_flat_values(_overlong_words_to_unk, words)
     # [batch, (words), (pieces)] -> [batch, (tokens)]
     return self._wordpiece.tokenize(words).merge_dims(1, 2)
 
@@ -186,3 +197,24 @@ class InGraphTokenizer(keras.layers.Layer):
     config = super().get_config()
     config.update(vocab_file=self.vocab_file, do_lower_case=self.do_lower_case)
     return config
+
+
+def sharded_tokenize_fn(tokenizer, num_shards):
+  """A tf.function tokenising a batch as `num_shards` independent slices.
+
+  String ops run one per core at best; independent slices in one graph let
+  TensorFlow's executor run them on all cores at once. Inputs must be valid
+  UTF-8 (encoded from Python str).
+  """
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+  def tokenize(texts):
+    size = tf.shape(texts)[0]
+    slices = [texts[size * index // num_shards:
+                    size * (index + 1) // num_shards]
+              for index in range(num_shards)]
+    return tf.concat([tokenizer.tokenize_ids(piece, validate_utf8=False)
+                      for piece in slices], axis=0)
+
+  return tokenize
+

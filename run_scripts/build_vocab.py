@@ -1,0 +1,101 @@
+"""Learns a WordPiece vocab.txt, in the release layout, from plain text.
+
+The input is create_pretraining_data's: text files, one sentence per line,
+blank lines between documents. Lines are split by the original BasicTokenizer
+with --do_lower_case, so the pieces are those FullTokenizer will look up, then
+tensorflow-text's learner (bert_vocab_from_dataset) picks them. The same input
+and flags always give the same file; it is written only when complete.
+
+    python run_scripts/build_vocab.py --input_file=corpus.txt \
+        --output_file=vocab.txt --vocab_size=30522 --do_lower_case=True
+"""
+
+import time
+
+import tensorflow as tf
+from absl import app, flags, logging
+
+from bert_tf import tokenization, vocabulary
+
+flags.DEFINE_list("input_file", None,
+                  "Comma-separated text files or globs, read in sorted order.")
+flags.DEFINE_string("output_file", None, "The vocab.txt to write.")
+flags.DEFINE_integer("vocab_size", 30522,
+                     "Largest vocabulary size, special tokens included.")
+flags.DEFINE_bool("do_lower_case", True,
+                  "Lower-case and strip accents first, as the model will.")
+flags.DEFINE_integer(
+    "num_unused", vocabulary.DEFAULT_NUM_UNUSED,
+    "[unused*] tokens after [PAD]; the default 99 puts [UNK] [CLS] [SEP] "
+    "[MASK] at ids 100-103 as in Google's vocabularies.")
+flags.DEFINE_integer(
+    "min_count", 10,
+    "Fewest occurrences of a learned multi-character piece; on small text "
+    "this, not --vocab_size, limits the size.")
+flags.DEFINE_float("slack_ratio", 0.05,
+                   "Stop within this fraction below --vocab_size.")
+flags.DEFINE_integer("num_iterations", 4, "The learner's refinement passes.")
+flags.DEFINE_integer(
+    "max_unique_chars", 1000,
+    "Most single characters kept; words with rarer ones become [UNK].")
+flags.DEFINE_integer("max_lines", None,
+                     "Read at most this many lines (all when unset).")
+FLAGS = flags.FLAGS
+
+_LOG_EVERY = 1_000_000
+
+
+def input_files(patterns):
+  """The files the patterns name, each pattern's matches sorted."""
+  files = []
+  for pattern in patterns:
+    matches = sorted(tf.io.gfile.glob(pattern))
+    if not matches:
+      raise FileNotFoundError(f"--input_file: no file matches {pattern}")
+    files.extend(matches)
+  return files
+
+
+def read_lines(files, max_lines):
+  """Stripped lines of the files, in order, up to max_lines."""
+  lines = []
+  for path in files:
+    with tf.io.gfile.GFile(path, "rb") as reader:
+      for line in reader:
+        if max_lines is not None and len(lines) >= max_lines:
+          return lines
+        lines.append(tokenization.convert_to_unicode(line).strip())
+        if len(lines) % _LOG_EVERY == 0:
+          logging.info("Read %d lines", len(lines))
+    logging.info("Read %s: %d lines so far", path, len(lines))
+  return lines
+
+
+def main(_):
+  start = time.time()
+  reserved = FLAGS.num_unused + 1 + len(vocabulary.SPECIAL_TOKENS)
+  if FLAGS.vocab_size <= reserved:
+    raise app.UsageError(f"--vocab_size must exceed the {reserved} special "
+                         f"tokens")
+  try:
+    files = input_files(FLAGS.input_file)
+    lines = read_lines(files, FLAGS.max_lines)
+    if not any(lines):
+      raise ValueError(f"--input_file: no text in {', '.join(files)}")
+  except (FileNotFoundError, ValueError) as error:
+    raise SystemExit(f"build_vocab.py: {error}") from error
+  logging.info("Learning up to %d tokens from %d lines (%.1f s so far)",
+               FLAGS.vocab_size, len(lines), time.time() - start)
+  tokens = vocabulary.learn_vocab(
+      lines, FLAGS.vocab_size, do_lower_case=FLAGS.do_lower_case,
+      num_unused=FLAGS.num_unused, min_count=FLAGS.min_count,
+      slack_ratio=FLAGS.slack_ratio, num_iterations=FLAGS.num_iterations,
+      max_unique_chars=FLAGS.max_unique_chars)
+  vocabulary.write_vocab(tokens, FLAGS.output_file)
+  logging.info("Wrote %d tokens to %s in %.1f s", len(tokens),
+               FLAGS.output_file, time.time() - start)
+
+
+if __name__ == "__main__":
+  flags.mark_flags_as_required(["input_file", "output_file"])
+  app.run(main)

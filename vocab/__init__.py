@@ -1,0 +1,1 @@
+"""Vocabularies the project builds and ships, and the manifest of Google's."""
