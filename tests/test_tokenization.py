@@ -1,12 +1,11 @@
 """The original tokenizer's behaviours, case by case."""
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 
 from bert_tf import tokenization
 from bert_tf.text.tokenizer import lower_case_differences
-from tests.tokenization_cases import (ADVERSARIAL_TEXTS, VOCAB_CASES,
-                                      corpus_lines, vocab_path)
+from tests.tokenization_cases import (
+    VOCAB_CASES, corpus_lines, for_every_vocab_and_adversarial_texts, vocab_path)
 
 VOCAB = ["[UNK]", "[CLS]", "[SEP]", "want", "##want", "##ed", "wa", "un",
          "runn", "##ing", ",", "low", "lowest", "hello", "ab", "##c"]
@@ -132,11 +131,7 @@ def test_fast_path_on_the_corpus(name, lower):
   assert_fast_equals_exact(real_tokenizer(name, lower), corpus_lines())
 
 
-@pytest.mark.shared
-@pytest.mark.parametrize("name, lower", VOCAB_CASES)
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(texts=ADVERSARIAL_TEXTS)
+@for_every_vocab_and_adversarial_texts(max_examples=40)
 def test_fast_path_on_adversarial_text(name, lower, texts):
   assert_fast_equals_exact(real_tokenizer(name, lower), texts)
 

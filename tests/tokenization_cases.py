@@ -2,6 +2,8 @@
 
 import os
 
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import SHARED_DIR
@@ -50,3 +52,14 @@ def _long_word():
 ADVERSARIAL_TEXTS = st.lists(
     st.one_of(st.text(_ALPHABET, max_size=40), _long_word()),
     min_size=1, max_size=8)
+
+
+def for_every_vocab_and_adversarial_texts(max_examples):
+  """Runs a test(name, lower, texts) for every VOCAB_CASE on generated texts."""
+  def decorate(test):
+    test = given(texts=ADVERSARIAL_TEXTS)(test)
+    test = settings(max_examples=max_examples, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])(test)
+    test = pytest.mark.parametrize("name, lower", VOCAB_CASES)(test)
+    return pytest.mark.shared(test)
+  return decorate

@@ -7,14 +7,14 @@ import textwrap
 
 import pytest
 import tensorflow as tf
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bert_tf import tokenization
 from bert_tf.text import InGraphTokenizer, pack_inputs
 from bert_tf.text.tokenizer import lower_case_differences
-from tests.tokenization_cases import (ADVERSARIAL_TEXTS, VOCAB_CASES,
-                                      corpus_lines, vocab_path)
+from tests.tokenization_cases import (
+    VOCAB_CASES, corpus_lines, for_every_vocab_and_adversarial_texts, vocab_path)
 
 _TOKENIZERS = {}
 
@@ -47,11 +47,7 @@ def test_corpus_tokenises_identically(name, lower):
   assert_same_ids(name, lower, corpus_lines())
 
 
-@pytest.mark.shared
-@pytest.mark.parametrize("name, lower", VOCAB_CASES)
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(texts=ADVERSARIAL_TEXTS)
+@for_every_vocab_and_adversarial_texts(max_examples=60)
 def test_adversarial_text_tokenises_identically(name, lower, texts):
   assert_same_ids(name, lower, texts)
 
