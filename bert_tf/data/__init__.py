@@ -1,0 +1,1 @@
+"""Pretraining data: instance creation, TFRecord features and writing."""
