@@ -28,7 +28,7 @@ _CASED_MODELS = ("cased_L-12_H-768_A-12", "cased_L-24_H-1024_A-16",
 
 # The CJK Unified Ideograph blocks the original splits per character.
 # Hangul, Hiragana and Katakana are deliberately not in it.
-_CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF),
+CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF),
                (0x2A700, 0x2B73F), (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF),
                (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
 
@@ -117,7 +117,7 @@ def is_punctuation(char):
 
 def is_chinese_char(code):
   """Whether code point `code` is a CJK Unified Ideograph."""
-  return any(low <= code <= high for low, high in _CJK_RANGES)
+  return any(low <= code <= high for low, high in CJK_RANGES)
 
 
 class BasicTokenizer:

@@ -13,6 +13,10 @@ import unicodedata
 from bert_tf import tokenization
 
 _SURROGATES = range(0xD800, 0xE000)
+# Unicode categories no class but cjk holds outside ASCII: letters, numbers,
+# symbols (ASCII symbols are punctuation to BERT), unassigned, private use.
+_IN_NO_CLASS = frozenset(["Lu", "Ll", "Lt", "Lm", "Lo", "Nd", "Nl", "No",
+                          "Sm", "Sc", "Sk", "So", "Cn", "Co", "Cs"])
 
 
 def _code_points():
@@ -47,9 +51,16 @@ def char_classes():
     punctuation: split off as one-character words.
   """
   members = {name: [] for name in ("deleted", "separators", "mark",
-                                   "punctuation", "cjk")}
+                                   "punctuation")}
+  members["cjk"] = [code for low, high in tokenization.CJK_RANGES
+                    for code in range(low, high + 1)]
   for code in _code_points():
     char = chr(code)
+    # Skipping what is in no class (but U+FFFD) saves most of the time; the
+    # tests check the classes against every BMP character.
+    if (code > 127 and code != 0xFFFD
+        and unicodedata.category(char) in _IN_NO_CLASS):
+      continue
     if code in (0, 0xFFFD) or tokenization.is_control(char):
       members["deleted"].append(code)
     elif char != " " and (tokenization.is_whitespace(char) or char.isspace()):
@@ -58,6 +69,4 @@ def char_classes():
       members["mark"].append(code)
     if tokenization.is_punctuation(char):
       members["punctuation"].append(code)
-    if tokenization.is_chinese_char(code):
-      members["cjk"].append(code)
   return {name: to_regex_class(codes) for name, codes in members.items()}
