@@ -52,3 +52,61 @@ def instance_to_example(instance, max_seq_length, max_predictions_per_seq):
           value=[1.0] * num_predictions + prediction_padding)),
       NEXT_SENTENCE_LABELS: ints([int(instance.is_random_next)]),
   }))
+
+
+def example_lengths(example):
+  """(max_seq_length, max_predictions_per_seq) a parsed Example was padded to.
+
+  Raises:
+    ValueError: a feature of the original layout is missing.
+  """
+  features = example.features.feature
+  missing = [name for name in feature_spec(1, 1) if name not in features]
+  if missing:
+    raise ValueError(f"not a pretraining example: no feature(s) {missing}")
+
+  def length(name):
+    feature = features[name]
+    return len(feature.int64_list.value) + len(feature.float_list.value)
+
+  return length("input_ids"), length("masked_lm_positions")
+
+
+def check_file_lengths(path, max_seq_length, max_predictions_per_seq,
+                       max_records=None):
+  """Checks that records were written for these flags, before training dies
+  on "Can't parse serialized Example".
+
+  Args:
+    path: a TFRecord file of pretraining examples.
+    max_seq_length, max_predictions_per_seq: the training flags.
+    max_records: how many records to check (None: all).
+
+  Returns:
+    The number of records checked.
+
+  Raises:
+    ValueError: naming the file, the record and the flag to change.
+  """
+  checked = 0
+  for index, record in enumerate(tf.data.TFRecordDataset(path)):
+    if max_records is not None and index >= max_records:
+      break
+    try:
+      seq_length, predictions = example_lengths(
+          tf.train.Example.FromString(record.numpy()))
+    except ValueError as error:
+      raise ValueError(f"{path}: record {index}: {error}") from None
+    if seq_length != max_seq_length:
+      raise ValueError(
+          f"{path}: record {index} has {seq_length} input_ids, but "
+          f"--max_seq_length={max_seq_length}; pass --max_seq_length="
+          f"{seq_length} (the value create_pretraining_data was run with)")
+    if predictions != max_predictions_per_seq:
+      raise ValueError(
+          f"{path}: record {index} has {predictions} masked_lm_positions, "
+          f"but --max_predictions_per_seq={max_predictions_per_seq}; pass "
+          f"--max_predictions_per_seq={predictions} (the value "
+          f"create_pretraining_data was run with)")
+    checked += 1
+  return checked

@@ -1,0 +1,64 @@
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.data import pretraining_features
+from bert_tf.data.pretraining_instances import TrainingInstance
+from bert_tf.data.tfrecord_writer import RoundRobinWriter
+
+INSTANCE = TrainingInstance(input_ids=[101, 7, 8, 102, 9, 102],
+                            first_segment_length=4,
+                            masked_lm_positions=[2, 4],
+                            masked_lm_ids=[5, 6], is_random_next=True)
+
+
+def write(path, instances, max_seq_length=8, max_predictions=3):
+  with RoundRobinWriter([str(path)]) as writer:
+    for instance in instances:
+      writer.write(pretraining_features.instance_to_example(
+          instance, max_seq_length, max_predictions))
+    writer.commit()
+  return str(path)
+
+
+def test_example_is_padded_as_the_original_and_parses_with_the_spec(tmp_path):
+  path = write(tmp_path / "a.tfrecord", [INSTANCE])
+  record = next(iter(tf.data.TFRecordDataset(path)))
+  parsed = tf.io.parse_single_example(
+      record, pretraining_features.feature_spec(8, 3))
+  expected = {
+      "input_ids": [101, 7, 8, 102, 9, 102, 0, 0],
+      "input_mask": [1, 1, 1, 1, 1, 1, 0, 0],
+      "segment_ids": [0, 0, 0, 0, 1, 1, 0, 0],
+      "masked_lm_positions": [2, 4, 0],
+      "masked_lm_ids": [5, 6, 0],
+      "masked_lm_weights": [1.0, 1.0, 0.0],
+      "next_sentence_labels": [1],
+  }
+  for name, values in expected.items():
+    np.testing.assert_array_equal(parsed[name], values)
+
+
+def test_instance_longer_than_max_seq_length_is_refused():
+  with pytest.raises(ValueError, match="exceeds max_seq_length 5"):
+    pretraining_features.instance_to_example(INSTANCE, 5, 3)
+
+
+def test_check_file_lengths_names_file_record_and_flag(tmp_path):
+  path = write(tmp_path / "a.tfrecord", [INSTANCE] * 3)
+  assert pretraining_features.check_file_lengths(path, 8, 3) == 3
+  with pytest.raises(ValueError, match=(
+      "a.tfrecord: record 0 has 8 input_ids, but --max_seq_length=128; "
+      "pass --max_seq_length=8")):
+    pretraining_features.check_file_lengths(path, 128, 3)
+  with pytest.raises(ValueError, match="pass --max_predictions_per_seq=3"):
+    pretraining_features.check_file_lengths(path, 8, 20)
+
+
+def test_a_file_of_other_examples_is_named(tmp_path):
+  path = str(tmp_path / "other.tfrecord")
+  with tf.io.TFRecordWriter(path) as writer:
+    writer.write(tf.train.Example().SerializeToString())
+  with pytest.raises(ValueError, match="other.tfrecord: record 0: not a "
+                     "pretraining example"):
+    pretraining_features.check_file_lengths(path, 8, 3)
