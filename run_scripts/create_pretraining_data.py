@@ -8,21 +8,20 @@ defaults, same records for the same seed:
       --vocab_file=vocab.txt --do_lower_case=True --max_seq_length=128 \\
       --max_predictions_per_seq=20 --masked_lm_prob=0.15 --random_seed=12345 \\
       --dupe_factor=5
+
+With --num_workers=N and --output_dir instead of --output_file, every input
+file is processed on its own, in N processes, exactly as the original run
+on that file alone, and written to <output_dir>/<file name>.tfrecord.
 """
 
-import random
 import sys
-import time
 
 import tensorflow as tf
 from absl import app, flags, logging
 
 from bert_tf import tokenization
-from bert_tf.data import pretraining_features
-from bert_tf.data.documents import read_documents
-from bert_tf.data.pretraining_instances import (InstanceOptions, Vocabulary,
-                                                create_training_instances)
-from bert_tf.data.tfrecord_writer import RoundRobinWriter
+from bert_tf.data import pretraining_data
+from bert_tf.data.pretraining_instances import InstanceOptions
 
 flags.DEFINE_string("input_file", None,
                     "Input raw text file (or comma-separated list of files).")
@@ -50,10 +49,14 @@ flags.DEFINE_float(
     "short_seq_prob", 0.1,
     "Probability of creating sequences which are shorter than the "
     "maximum length.")
+flags.DEFINE_integer(
+    "num_workers", 0,
+    "With --output_dir: process each input file on its own, in this many "
+    "processes. 0: all input files are one corpus, as the original.")
+flags.DEFINE_string(
+    "output_dir", None,
+    "With --num_workers: where <input file name>.tfrecord files go.")
 FLAGS = flags.FLAGS
-
-# How many of the first instances are logged in full, as the original does.
-_LOGGED_EXAMPLES = 20
 
 
 def input_files_from_flag(patterns):
@@ -71,6 +74,13 @@ def input_files_from_flag(patterns):
 
 
 def validate_flags():
+  if FLAGS.num_workers > 0:
+    if FLAGS.output_dir is None or FLAGS.output_file is not None:
+      raise ValueError("--num_workers needs --output_dir instead of "
+                       "--output_file")
+  elif FLAGS.output_file is None:
+    raise ValueError("--output_file is required (or --num_workers with "
+                     "--output_dir)")
   if FLAGS.max_seq_length < 5:
     raise ValueError(f"--max_seq_length={FLAGS.max_seq_length}: must be at "
                      f"least 5 ([CLS] a [SEP] b [SEP])")
@@ -100,15 +110,6 @@ def load_tokenizer():
   return tokenizer
 
 
-def log_example(instance, tokenizer, example):
-  logging.info("*** Example ***")
-  logging.info("tokens: %s", " ".join(
-      tokenizer.convert_ids_to_tokens(instance.input_ids)))
-  for name, feature in example.features.feature.items():
-    values = feature.int64_list.value or feature.float_list.value
-    logging.info("%s: %s", name, " ".join(str(value) for value in values))
-
-
 def main(_):
   try:
     validate_flags()
@@ -119,10 +120,6 @@ def main(_):
   logging.info("*** Reading from input files ***")
   for input_file in input_files:
     logging.info("  %s", input_file)
-
-  documents = read_documents(input_files, tokenizer)
-  if not documents:
-    sys.exit(f"create_pretraining_data: no text in {input_files}")
   options = InstanceOptions(
       max_seq_length=FLAGS.max_seq_length,
       max_predictions_per_seq=FLAGS.max_predictions_per_seq,
@@ -130,29 +127,26 @@ def main(_):
       short_seq_prob=FLAGS.short_seq_prob,
       dupe_factor=FLAGS.dupe_factor,
       do_whole_word_mask=FLAGS.do_whole_word_mask)
-  instances = create_training_instances(
-      documents, Vocabulary(tokenizer.vocab), options,
-      random.Random(FLAGS.random_seed))
-
-  output_files = FLAGS.output_file.split(",")
-  logging.info("*** Writing to output files ***")
-  for output_file in output_files:
-    logging.info("  %s", output_file)
-  start = time.time()
-  with RoundRobinWriter(output_files) as writer:
-    for index, instance in enumerate(instances):
-      example = pretraining_features.instance_to_example(
-          instance, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq)
-      writer.write(example)
-      if index < _LOGGED_EXAMPLES:
-        log_example(instance, tokenizer, example)
-    writer.commit()
-  logging.info("Wrote %d total instances in %.1f s", writer.written,
-               time.time() - start)
+  try:
+    if FLAGS.num_workers > 0:
+      tf.io.gfile.makedirs(FLAGS.output_dir)
+      pretraining_data.create_in_parallel(
+          input_files, FLAGS.output_dir,
+          pretraining_data.TokenizerOptions(FLAGS.vocab_file,
+                                            FLAGS.do_lower_case),
+          options, FLAGS.random_seed, FLAGS.num_workers)
+    else:
+      output_files = FLAGS.output_file.split(",")
+      logging.info("*** Writing to output files ***")
+      for output_file in output_files:
+        logging.info("  %s", output_file)
+      pretraining_data.create_pretraining_data(
+          input_files, output_files, tokenizer, options, FLAGS.random_seed)
+  except ValueError as error:
+    sys.exit(f"create_pretraining_data: {error}")
 
 
 if __name__ == "__main__":
   flags.mark_flag_as_required("input_file")
-  flags.mark_flag_as_required("output_file")
   flags.mark_flag_as_required("vocab_file")
   app.run(main)

@@ -108,3 +108,38 @@ def test_bad_input_fails_clearly_and_keeps_existing_output(
   assert output.read_bytes() == b"what the user already had"
   assert sorted(os.listdir(tmp_path)) == ["corpus.txt", "empty.txt",
                                           "out.tfrecord"]
+
+
+def test_num_workers_equals_running_each_file_alone(vocab, tmp_path):
+  texts = {
+      "first.txt": "Lists can be sorted.\nSorting is stable.\n\n"
+                   "Dictionaries keep order.\nKeys are unique.\n",
+      "second.txt": "Files are opened with open.\nThey should be closed.\n\n"
+                    "Paths can be joined.\nThe result is a string.\n",
+  }
+  for name, text in texts.items():
+    (tmp_path / name).write_text(text, "utf-8")
+  common = {"vocab_file": vocab, "dupe_factor": 4, "max_seq_length": 24,
+            "max_predictions_per_seq": 4, "random_seed": 5}
+  result = run_script({**common, "input_file": str(tmp_path / "*.txt"),
+                       "num_workers": 2,
+                       "output_dir": str(tmp_path / "parallel")})
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert sorted(os.listdir(tmp_path / "parallel")) == [
+      "first.txt.tfrecord", "second.txt.tfrecord"]
+  for name in texts:
+    alone = str(tmp_path / f"{name}.alone.tfrecord")
+    result = run_script({**common, "input_file": str(tmp_path / name),
+                         "output_file": alone})
+    assert result.returncode == 0, result.stderr[-3000:]
+    parallel = str(tmp_path / "parallel" / f"{name}.tfrecord")
+    with open(parallel, "rb") as one, open(alone, "rb") as other:
+      assert one.read() == other.read()
+
+
+def test_num_workers_needs_output_dir(corpus, vocab, tmp_path):
+  result = run_script({"input_file": corpus, "vocab_file": vocab,
+                       "num_workers": 2,
+                       "output_file": str(tmp_path / "x.tfrecord")})
+  assert result.returncode != 0
+  assert "--num_workers needs --output_dir" in result.stderr
