@@ -1,11 +1,40 @@
-"""bert_tf: Google's BERT release on TensorFlow 2 / Keras 3, same files, same numbers."""
+"""bert_tf: Google's BERT release on TensorFlow 2 / Keras 3, same files, same numbers.
 
-from bert_tf.checkpoints import (LoadReport, checkpoint_variables,
-                                 load_checkpoint, save_checkpoint)
-from bert_tf.config import BertConfig
-from bert_tf import tokenization
-from bert_tf.losses import masked_lm_loss, next_sentence_loss
-from bert_tf.models import BertEncoder, BertPretrainer
-from bert_tf.pretrained import PretrainedModel, load_pretrained
+The public names load on first use, so that tools which need no TensorFlow
+(create_pretraining_data, the tokenizer) start without importing it.
+"""
+
+import importlib
 
 __version__ = "0.1.0"
+
+# Public name -> module defining it.
+_EXPORTS = {
+    "BertConfig": "bert_tf.config",
+    "BertEncoder": "bert_tf.models",
+    "BertPretrainer": "bert_tf.models",
+    "LoadReport": "bert_tf.checkpoints",
+    "checkpoint_variables": "bert_tf.checkpoints",
+    "load_checkpoint": "bert_tf.checkpoints",
+    "save_checkpoint": "bert_tf.checkpoints",
+    "masked_lm_loss": "bert_tf.losses",
+    "next_sentence_loss": "bert_tf.losses",
+    "PretrainedModel": "bert_tf.pretrained",
+    "load_pretrained": "bert_tf.pretrained",
+}
+_SUBMODULES = ("checkpoints", "config", "data", "layers", "losses", "models",
+               "pretrained", "text", "tokenization", "vocabulary")
+
+__all__ = sorted(_EXPORTS) + list(_SUBMODULES)
+
+
+def __getattr__(name):
+  if name in _EXPORTS:
+    return getattr(importlib.import_module(_EXPORTS[name]), name)
+  if name in _SUBMODULES:
+    return importlib.import_module(f"bert_tf.{name}")
+  raise AttributeError(f"module 'bert_tf' has no attribute {name!r}")
+
+
+def __dir__():
+  return __all__

@@ -10,8 +10,7 @@ import dataclasses
 import json
 import numbers
 
-import tensorflow as tf
-
+from bert_tf import file_io
 from bert_tf.layers.activations import ACTIVATIONS
 
 
@@ -83,7 +82,7 @@ class BertConfig:
   @classmethod
   def from_json_file(cls, json_file):
     """Reads a bert_config.json (local path or any tf.io.gfile URL)."""
-    with tf.io.gfile.GFile(json_file, "r") as reader:
+    with file_io.open_file(json_file, "r") as reader:
       text = reader.read()
     try:
       values = json.loads(text)
@@ -102,9 +101,9 @@ class BertConfig:
   def to_json_file(self, json_file):
     """Writes the config atomically (temporary name, then rename)."""
     temporary = f"{json_file}.tmp"
-    with tf.io.gfile.GFile(temporary, "w") as writer:
+    with file_io.open_file(temporary, "w") as writer:
       writer.write(self.to_json_string())
-    tf.io.gfile.rename(temporary, json_file, overwrite=True)
+    file_io.rename(temporary, json_file)
 
   @property
   def attention_head_size(self):

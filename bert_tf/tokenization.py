@@ -12,12 +12,14 @@ import os
 import re
 import unicodedata
 
-import tensorflow as tf
+from bert_tf import file_io
 
 UNK_TOKEN = "[UNK]"
 MAX_INPUT_CHARS_PER_WORD = 200
 # Texts the fast path sends to TensorFlow at once.
 _FAST_BATCH_SIZE = 8192
+# Words FullTokenizer remembers the pieces of before it starts afresh.
+_MAX_CACHED_WORDS = 1 << 20
 
 # Names of the released checkpoints the original knew the casing of.
 _LOWER_CASED_MODELS = ("uncased_L-24_H-1024_A-16", "uncased_L-12_H-768_A-12",
@@ -70,7 +72,7 @@ printable_text = convert_to_unicode
 def load_vocab(vocab_file):
   """{token: id} from vocab.txt, one token per line, id = line number."""
   vocab = {}
-  with tf.io.gfile.GFile(vocab_file, "rb") as reader:
+  with file_io.open_file(vocab_file, "rb") as reader:
     for index, line in enumerate(reader):
       vocab[convert_to_unicode(line).strip()] = index
   return vocab
@@ -180,12 +182,16 @@ class WordpieceTokenizer:
 class FullTokenizer:
   """BasicTokenizer then WordpieceTokenizer, over a vocab.txt.
 
-  `tokenize` is the original pure-Python path. `tokenize_batch` and
-  `encode_batch` give identical results for many texts at once through the
-  compiled in-graph tokenizer (bert_tf.text.InGraphTokenizer), falling back
-  to the Python path for any text whose result the compiled path cannot
-  guarantee (lone surrogates; characters whose lower-casing differs between
-  Python's and TensorFlow's Unicode versions and that the vocabulary covers).
+  `tokenize` and `encode` compute the original's result in pure Python,
+  remembering the pieces of each whitespace-separated word: after the
+  per-character cleaning (one str.translate) every word is tokenised
+  independently of the rest of the text, so a repeated word costs a lookup.
+  `tokenize_batch` and `encode_batch` give identical results for many texts
+  at once through the compiled in-graph tokenizer
+  (bert_tf.text.InGraphTokenizer), falling back to the Python path for any
+  text whose result the compiled path cannot guarantee (lone surrogates;
+  characters whose lower-casing differs between Python's and TensorFlow's
+  Unicode versions and that the vocabulary covers).
 
   Example:
     >>> tokenizer = FullTokenizer("vocab.txt", do_lower_case=True)
@@ -204,10 +210,49 @@ class FullTokenizer:
     self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
     self._in_graph = None  # built on first use of the fast path
     self._compiled = None
+    self._cleaning = {}  # str.translate table: _clean_text + CJK spacing
+    self._classified = set()
+    self._classify_chars(chr(code) for code in range(128))
+    self._word_pieces = {}
 
   def tokenize(self, text):
+    text = convert_to_unicode(text)
+    if not text.isascii():
+      self._classify_chars(set(text) - self._classified)
+    pieces = []
+    cache = self._word_pieces
+    for word in text.translate(self._cleaning).split():
+      word_pieces = cache.get(word)
+      if word_pieces is None:
+        if len(cache) >= _MAX_CACHED_WORDS:
+          cache.clear()
+        word_pieces = cache[word] = self._pieces_of(word)
+      pieces.extend(word_pieces)
+    return pieces
+
+  def encode(self, text):
+    """convert_tokens_to_ids(tokenize(text))."""
+    return self.convert_tokens_to_ids(self.tokenize(text))
+
+  def _classify_chars(self, chars):
+    """Adds to the cleaning table what _clean_text and CJK spacing do to
+    each character (the two act on characters one at a time)."""
+    for char in chars:
+      if char in "\x00\ufffd" or is_control(char):
+        self._cleaning[ord(char)] = ""
+      elif is_whitespace(char):
+        self._cleaning[ord(char)] = " "
+      elif is_chinese_char(ord(char)):
+        self._cleaning[ord(char)] = f" {char} "
+      self._classified.add(char)
+
+  def _pieces_of(self, word):
+    """BasicTokenizer's per-word steps, then WordPiece, for a cleaned word."""
+    if self.basic_tokenizer.do_lower_case:
+      word = _strip_accents(word.lower())
     return [piece
-            for token in self.basic_tokenizer.tokenize(text)
+            for token in whitespace_tokenize(
+                " ".join(_split_on_punctuation(word)))
             for piece in self.wordpiece_tokenizer.tokenize(token)]
 
   def tokenize_batch(self, texts):
@@ -235,7 +280,8 @@ class FullTokenizer:
 
   def _in_graph_tokenizer(self):
     if self._in_graph is None:
-      # Imported here: bert_tf.text builds on this module.
+      # Imported here: bert_tf.text builds on this module, and TensorFlow
+      # is only needed by this path.
       from bert_tf.text import tokenizer as in_graph
       self._in_graph = in_graph.InGraphTokenizer(self.vocab_file,
                                                  self.do_lower_case)
@@ -247,8 +293,8 @@ class FullTokenizer:
     """Id lists for valid UTF-8 texts, _FAST_BATCH_SIZE texts per call."""
     results = []
     for start in range(0, len(encoded_texts), _FAST_BATCH_SIZE):
-      ids = self._compiled(tf.constant(
-          encoded_texts[start:start + _FAST_BATCH_SIZE], tf.string))
+      ids = self._compiled(
+          encoded_texts[start:start + _FAST_BATCH_SIZE])
       values = ids.flat_values.numpy().tolist()
       splits = ids.row_splits.numpy().tolist()
       results.extend(values[begin:end]

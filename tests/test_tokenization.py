@@ -5,7 +5,8 @@ import pytest
 from bert_tf import tokenization
 from bert_tf.text.tokenizer import lower_case_differences
 from tests.tokenization_cases import (
-    VOCAB_CASES, corpus_lines, for_every_vocab_and_adversarial_texts, vocab_path)
+    VOCAB_CASES, corpus_lines, for_every_vocab_and_adversarial_texts,
+    original_tokenize, vocab_path)
 
 VOCAB = ["[UNK]", "[CLS]", "[SEP]", "want", "##want", "##ed", "wa", "un",
          "runn", "##ing", ",", "low", "lowest", "hello", "ab", "##c"]
@@ -106,7 +107,8 @@ def test_case_check_passes_for_matching_or_unknown_names():
   tokenization.validate_case_matches_checkpoint(False, "")
 
 
-# The fast path: tokenize_batch / encode_batch must equal the exact path.
+# The fast paths (memoised tokenize/encode, tokenize_batch/encode_batch)
+# must equal the original composition of BasicTokenizer and WordPiece.
 
 _FULL_TOKENIZERS = {}
 
@@ -119,10 +121,13 @@ def real_tokenizer(name, lower):
 
 
 def assert_fast_equals_exact(tokenizer, texts):
-  exact = [tokenizer.tokenize(text) for text in texts]
+  """tokenize (memoised), encode and the batch path equal the original."""
+  exact = [original_tokenize(tokenizer, text) for text in texts]
+  assert [tokenizer.tokenize(text) for text in texts] == exact
+  exact_ids = [tokenizer.convert_tokens_to_ids(tokens) for tokens in exact]
+  assert [tokenizer.encode(text) for text in texts] == exact_ids
   assert tokenizer.tokenize_batch(texts) == exact
-  assert tokenizer.encode_batch(texts) == [
-      tokenizer.convert_tokens_to_ids(tokens) for tokens in exact]
+  assert tokenizer.encode_batch(texts) == exact_ids
 
 
 @pytest.mark.shared
@@ -153,3 +158,13 @@ def test_fast_path_falls_back_where_unicode_versions_differ(tmp_path):
                   encoding="utf-8")
   tokenizer = tokenization.FullTokenizer(str(path), do_lower_case=True)
   assert_fast_equals_exact(tokenizer, [char, f"a {char}", "plain"])
+
+
+def test_word_cache_is_bounded_and_results_unchanged(vocab_file, monkeypatch):
+  monkeypatch.setattr(tokenization, "_MAX_CACHED_WORDS", 2)
+  tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=True)
+  texts = ["unwanted running", "UNwant\u00E9d,running lowest", "hello ab"]
+  for _ in range(2):
+    assert [tokenizer.tokenize(text) for text in texts] == [
+        original_tokenize(tokenizer, text) for text in texts]
+  assert len(tokenizer._word_pieces) <= 2

@@ -63,3 +63,9 @@ def for_every_vocab_and_adversarial_texts(max_examples):
     test = pytest.mark.parametrize("name, lower", VOCAB_CASES)(test)
     return pytest.mark.shared(test)
   return decorate
+
+
+def original_tokenize(tokenizer, text):
+  """The original FullTokenizer.tokenize: BasicTokenizer, then WordPiece."""
+  return [piece for word in tokenizer.basic_tokenizer.tokenize(text)
+          for piece in tokenizer.wordpiece_tokenizer.tokenize(word)]

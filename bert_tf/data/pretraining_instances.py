@@ -75,7 +75,7 @@ def create_training_instances(documents, vocabulary, options, rng):
     options: InstanceOptions.
     rng: a random.Random seeded with the original's random_seed.
   """
-  rng.shuffle(documents)
+  shuffle(documents, rng)
   instances = []
   start = time.time()
   for dupe in range(options.dupe_factor):
@@ -85,7 +85,7 @@ def create_training_instances(documents, vocabulary, options, rng):
     logger.info("Pass %d/%d over %d documents: %d instances (%.0f/s)",
                 dupe + 1, options.dupe_factor, len(documents), len(instances),
                 len(instances) / (time.time() - start))
-  rng.shuffle(instances)
+  shuffle(instances, rng)
   return instances
 
 
@@ -165,53 +165,83 @@ def _masked_instance(tokens_a, tokens_b, is_random_next, vocabulary, options,
                      rng):
   tokens = [vocabulary.cls_id, *tokens_a, vocabulary.sep_id, *tokens_b,
             vocabulary.sep_id]
-  positions, labels = _mask_tokens(tokens, vocabulary, options, rng)
+  num_to_predict = min(options.max_predictions_per_seq,
+                       max(1, int(round(len(tokens) *
+                                        options.masked_lm_prob))))
+  if options.do_whole_word_mask:
+    chosen = _choose_whole_words(tokens, num_to_predict, vocabulary, rng)
+  else:
+    chosen = _choose_pieces(len(tokens), len(tokens_a), num_to_predict, rng)
+  labels = {index: tokens[index] for index in chosen}
+  for index in chosen:
+    _mask_token(tokens, index, vocabulary, rng)
+  positions = sorted(chosen)
   return TrainingInstance(
       input_ids=tokens,
       first_segment_length=len(tokens_a) + 2,
       masked_lm_positions=positions,
-      masked_lm_ids=labels,
+      masked_lm_ids=[labels[index] for index in positions],
       is_random_next=is_random_next)
 
 
-def _mask_tokens(tokens, vocabulary, options, rng):
-  """create_masked_lm_predictions, in place on `tokens`.
+def _choose_pieces(num_tokens, length_a, num_to_predict, rng):
+  """Positions to mask, one word piece each, in the original's draw order.
 
-  Returns:
-    (masked_lm_positions, masked_lm_ids), by ascending position.
+  The candidates are every position but [CLS] and the two [SEP]s (text
+  never tokenises to those); each is its own group, so the original's
+  walk over the shuffled groups takes the first num_to_predict.
+  """
+  candidates = list(range(1, num_tokens - 1))
+  del candidates[length_a]  # the middle [SEP]
+  shuffle(candidates, rng)
+  return candidates[:num_to_predict]
+
+
+def _choose_whole_words(tokens, num_to_predict, vocabulary, rng):
+  """Positions to mask, whole words at a time, in the original's order.
+
+  A "##" piece joins the group before it; groups that would overshoot
+  num_to_predict are skipped, as in create_masked_lm_predictions.
   """
   special = (vocabulary.cls_id, vocabulary.sep_id)
-  is_continuation = vocabulary.is_continuation
-  candidates = []
+  groups = []
   for index, token in enumerate(tokens):
     if token in special:
       continue
-    if options.do_whole_word_mask and candidates and is_continuation[token]:
-      candidates[-1].append(index)
+    if groups and vocabulary.is_continuation[token]:
+      groups[-1].append(index)
     else:
-      candidates.append([index])
-  rng.shuffle(candidates)
-
-  num_to_predict = min(options.max_predictions_per_seq,
-                       max(1, int(round(len(tokens) *
-                                        options.masked_lm_prob))))
-  original = list(tokens)
-  masked = []
-  covered = set()
-  for index_set in candidates:
-    if len(masked) >= num_to_predict:
+      groups.append([index])
+  shuffle(groups, rng)
+  chosen = []
+  for group in groups:
+    if len(chosen) >= num_to_predict:
       break
-    if len(masked) + len(index_set) > num_to_predict:
-      continue
-    if any(index in covered for index in index_set):
-      continue
-    for index in index_set:
-      covered.add(index)
-      if rng.random() < 0.8:
-        tokens[index] = vocabulary.mask_id
-      elif rng.random() >= 0.5:
-        random_words = vocabulary.random_word_ids
-        tokens[index] = random_words[rng.randint(0, len(random_words) - 1)]
-      masked.append(index)
-  masked.sort()
-  return masked, [original[index] for index in masked]
+    if len(chosen) + len(group) <= num_to_predict:
+      chosen.extend(group)
+  return chosen
+
+
+def _mask_token(tokens, index, vocabulary, rng):
+  """80% [MASK], 10% unchanged, 10% a random word: the original's draws."""
+  if rng.random() < 0.8:
+    tokens[index] = vocabulary.mask_id
+  elif rng.random() >= 0.5:
+    random_words = vocabulary.random_word_ids
+    tokens[index] = random_words[rng.randint(0, len(random_words) - 1)]
+
+
+def shuffle(items, rng):
+  """random.Random.shuffle, the same permutation and random calls, faster.
+
+  CPython's shuffle draws each index with _randbelow_with_getrandbits; this
+  is that loop inlined (tests compare it with rng.shuffle).
+  """
+  getrandbits = rng.getrandbits
+  for i in range(len(items) - 1, 0, -1):
+    bound = i + 1
+    bits = bound.bit_length()
+    j = getrandbits(bits)
+    while j >= bound:
+      j = getrandbits(bits)
+    items[i], items[j] = items[j], items[i]

@@ -14,7 +14,8 @@ from bert_tf import tokenization
 from bert_tf.text import InGraphTokenizer, pack_inputs
 from bert_tf.text.tokenizer import lower_case_differences
 from tests.tokenization_cases import (
-    VOCAB_CASES, corpus_lines, for_every_vocab_and_adversarial_texts, vocab_path)
+    VOCAB_CASES, corpus_lines, for_every_vocab_and_adversarial_texts,
+    original_tokenize, vocab_path)
 
 _TOKENIZERS = {}
 
@@ -29,7 +30,7 @@ def tokenizers(name, lower):
 
 
 def exact_ids(tokenizer, text):
-  return tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text))
+  return tokenizer.convert_tokens_to_ids(original_tokenize(tokenizer, text))
 
 
 def assert_same_ids(name, lower, texts):

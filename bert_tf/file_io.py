@@ -1,0 +1,63 @@
+"""Files by local path or by URL (gs://, hdfs://, ...), TensorFlow only for URLs.
+
+The original read everything through tf.gfile, which handles cloud storage
+but costs a TensorFlow import; tools such as create_pretraining_data start in
+a fraction of a second on local files and still accept URLs.
+"""
+
+import glob as local_glob
+import os
+
+
+def is_url(path):
+  return "://" in str(path)
+
+
+def _gfile():
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  return tf.io.gfile
+
+
+def open_file(path, mode="r"):
+  """open(); text modes read and write UTF-8."""
+  if is_url(path):
+    return _gfile().GFile(path, mode)
+  if "b" in mode:
+    return open(path, mode)
+  return open(path, mode, encoding="utf-8")
+
+
+def glob(pattern):
+  if is_url(pattern):
+    return _gfile().glob(pattern)
+  return sorted(local_glob.glob(pattern))
+
+
+def exists(path):
+  return _gfile().exists(path) if is_url(path) else os.path.exists(path)
+
+
+def size(path):
+  return _gfile().stat(path).length if is_url(path) else os.path.getsize(path)
+
+
+def makedirs(path):
+  if is_url(path):
+    _gfile().makedirs(path)
+  else:
+    os.makedirs(path, exist_ok=True)
+
+
+def rename(source, target):
+  """Renames, replacing `target`: how finished files take their final name."""
+  if is_url(source):
+    _gfile().rename(source, target, overwrite=True)
+  else:
+    os.replace(source, target)
+
+
+def remove(path):
+  if is_url(path):
+    _gfile().remove(path)
+  else:
+    os.remove(path)
