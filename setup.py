@@ -17,6 +17,7 @@ setuptools.setup(
         "tensorflow~=2.20.0",
         "keras>=3.10",
         "tensorflow-text~=2.20.0",
+        "google-crc32c",
         "absl-py",
         "numpy",
     ],

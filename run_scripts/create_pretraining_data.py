@@ -16,10 +16,9 @@ on that file alone, and written to <output_dir>/<file name>.tfrecord.
 
 import sys
 
-import tensorflow as tf
 from absl import app, flags, logging
 
-from bert_tf import tokenization
+from bert_tf import file_io, tokenization
 from bert_tf.data import pretraining_data
 from bert_tf.data.pretraining_instances import InstanceOptions
 
@@ -63,11 +62,11 @@ def input_files_from_flag(patterns):
   """Expands the comma-separated globs; each must match a non-empty file."""
   files = []
   for pattern in patterns.split(","):
-    matched = tf.io.gfile.glob(pattern)
+    matched = file_io.glob(pattern)
     if not matched:
       raise ValueError(f"--input_file: {pattern} matches no file")
     for path in matched:
-      if tf.io.gfile.stat(path).length == 0:
+      if file_io.size(path) == 0:
         raise ValueError(f"--input_file: {path} is empty")
     files.extend(matched)
   return files
@@ -99,7 +98,7 @@ def validate_flags():
 
 
 def load_tokenizer():
-  if not tf.io.gfile.exists(FLAGS.vocab_file):
+  if not file_io.exists(FLAGS.vocab_file):
     raise ValueError(f"--vocab_file: {FLAGS.vocab_file} does not exist")
   tokenizer = tokenization.FullTokenizer(FLAGS.vocab_file,
                                          FLAGS.do_lower_case)
@@ -129,7 +128,7 @@ def main(_):
       do_whole_word_mask=FLAGS.do_whole_word_mask)
   try:
     if FLAGS.num_workers > 0:
-      tf.io.gfile.makedirs(FLAGS.output_dir)
+      file_io.makedirs(FLAGS.output_dir)
       pretraining_data.create_in_parallel(
           input_files, FLAGS.output_dir,
           pretraining_data.TokenizerOptions(FLAGS.vocab_file,

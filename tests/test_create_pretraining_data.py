@@ -143,3 +143,21 @@ def test_num_workers_needs_output_dir(corpus, vocab, tmp_path):
                        "output_file": str(tmp_path / "x.tfrecord")})
   assert result.returncode != 0
   assert "--num_workers needs --output_dir" in result.stderr
+
+
+def test_runs_without_importing_tensorflow(corpus, vocab, tmp_path):
+  """TensorFlow's import alone takes seconds; local data never needs it."""
+  script = (
+      "import runpy, sys\n"
+      f"sys.argv = ['create_pretraining_data', '--input_file={corpus}', "
+      f"'--vocab_file={vocab}', '--output_file={tmp_path / 'x.tfrecord'}']\n"
+      "try:\n"
+      f"  runpy.run_path({SCRIPT!r}, run_name='__main__')\n"
+      "except SystemExit as stop:\n"
+      "  assert not stop.code, stop.code\n"
+      "print('tensorflow' in sys.modules)\n")
+  result = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                          text=True, timeout=300, check=False)
+  assert result.returncode == 0, result.stderr[-2000:]
+  assert result.stdout.strip().splitlines()[-1] == "False"
+  assert (tmp_path / "x.tfrecord").stat().st_size > 0

@@ -4,14 +4,11 @@ documents) into token-id documents, exactly as create_pretraining_data.py."""
 import logging
 import time
 
-import tensorflow as tf
-
-from bert_tf import tokenization
+from bert_tf import file_io, tokenization
 
 logger = logging.getLogger(__name__)
 
-# Lines sent to the tokenizer's batch path at once.
-_LINES_PER_BATCH = 50000
+_PROGRESS_EVERY = 100000  # lines
 
 
 def _stripped_lines(input_files):
@@ -21,7 +18,7 @@ def _stripped_lines(input_files):
   UTF-8 dropping invalid bytes, and strips Python whitespace.
   """
   for input_file in input_files:
-    with tf.io.gfile.GFile(input_file, "rb") as reader:
+    with file_io.open_file(input_file, "rb") as reader:
       for line in reader:
         yield tokenization.convert_to_unicode(line).strip()
 
@@ -37,27 +34,18 @@ def read_documents(input_files, tokenizer):
     tokenizer: a tokenization.FullTokenizer.
   """
   documents = [[]]
-  pending = []  # (document index, stripped line) awaiting tokenisation
   start, lines_read = time.time(), 0
-
-  def flush():
-    ids = tokenizer.encode_batch([line for _, line in pending])
-    for (document, _), sentence in zip(pending, ids):
-      if sentence:
-        documents[document].append(sentence)
-    pending.clear()
-
   for line in _stripped_lines(input_files):
     lines_read += 1
     if not line:
       documents.append([])
-      continue
-    pending.append((len(documents) - 1, line))
-    if len(pending) >= _LINES_PER_BATCH:
-      flush()
-      logger.info("Read %d lines (%.0f lines/s)", lines_read,
-                  lines_read / (time.time() - start))
-  flush()
+    else:
+      sentence = tokenizer.encode(line)
+      if sentence:
+        documents[-1].append(sentence)
+    if lines_read % _PROGRESS_EVERY == 0:
+      logger.info("Read %d lines, %d documents (%.0f lines/s)", lines_read,
+                  len(documents), lines_read / (time.time() - start))
   documents = [document for document in documents if document]
   logger.info("Read %d lines into %d documents in %.1f s", lines_read,
               len(documents), time.time() - start)

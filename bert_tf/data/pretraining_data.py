@@ -59,11 +59,10 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
   start = time.time()
   with RoundRobinWriter(output_files) as writer:
     for index, instance in enumerate(instances):
-      example = pretraining_features.instance_to_example(
-          instance, options.max_seq_length, options.max_predictions_per_seq)
-      writer.write(example)
+      writer.write(pretraining_features.serialize_instance(
+          instance, options.max_seq_length, options.max_predictions_per_seq))
       if index < _LOGGED_EXAMPLES:
-        _log_example(instance, tokenizer, example)
+        _log_example(instance, tokenizer)
       if (index + 1) % _PROGRESS_EVERY == 0:
         elapsed = time.time() - start
         logger.info("Wrote %d/%d instances (%.0f/s, %.0f s left)", index + 1,
@@ -75,13 +74,17 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
   return writer.written
 
 
-def _log_example(instance, tokenizer, example):
+def _log_example(instance, tokenizer):
   logger.info("*** Example ***")
   logger.info("tokens: %s", " ".join(
       tokenizer.convert_ids_to_tokens(instance.input_ids)))
-  for name, feature in example.features.feature.items():
-    values = feature.int64_list.value or feature.float_list.value
-    logger.info("%s: %s", name, " ".join(str(value) for value in values))
+  logger.info("input_ids: %s", " ".join(map(str, instance.input_ids)))
+  logger.info("segment lengths: %d + %d", instance.first_segment_length,
+              len(instance.input_ids) - instance.first_segment_length)
+  logger.info("masked_lm_positions: %s",
+              " ".join(map(str, instance.masked_lm_positions)))
+  logger.info("masked_lm_ids: %s", " ".join(map(str, instance.masked_lm_ids)))
+  logger.info("next_sentence_labels: %d", int(instance.is_random_next))
 
 
 def output_file_for(input_file, output_dir):

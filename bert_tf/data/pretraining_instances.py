@@ -12,8 +12,6 @@ import dataclasses
 import logging
 import time
 
-import numpy as np
-
 logger = logging.getLogger(__name__)
 
 
@@ -60,10 +58,9 @@ class Vocabulary:
     # The original draws random words from list(vocab.keys()) and converts
     # the word back to its id, which for a repeated token is its last line.
     self.random_word_ids = [vocab[token] for token in vocab]
-    is_continuation = np.zeros(max(vocab.values()) + 1, bool)
+    self.is_continuation = [False] * (max(vocab.values()) + 1)
     for token, index in vocab.items():
-      is_continuation[index] = token.startswith("##")
-    self.is_continuation = is_continuation.tolist()
+      self.is_continuation[index] = token.startswith("##")
 
 
 def create_training_instances(documents, vocabulary, options, rng):
@@ -234,14 +231,19 @@ def _mask_token(tokens, index, vocabulary, rng):
 def shuffle(items, rng):
   """random.Random.shuffle, the same permutation and random calls, faster.
 
-  CPython's shuffle draws each index with _randbelow_with_getrandbits; this
-  is that loop inlined (tests compare it with rng.shuffle).
+  CPython's shuffle swaps items[i] with items[j], j = _randbelow(i + 1),
+  for i from the end down to 1, drawing getrandbits((i + 1).bit_length())
+  until j <= i. This is that loop with the bit length held fixed over each
+  run of i where it does not change (tests compare it with rng.shuffle).
   """
   getrandbits = rng.getrandbits
-  for i in range(len(items) - 1, 0, -1):
-    bound = i + 1
-    bits = bound.bit_length()
-    j = getrandbits(bits)
-    while j >= bound:
+  top = len(items) - 1
+  while top > 0:
+    bits = (top + 1).bit_length()
+    bottom = (1 << (bits - 1)) - 1  # the smallest i with this bit length
+    for i in range(top, max(bottom, 1) - 1, -1):
       j = getrandbits(bits)
-    items[i], items[j] = items[j], items[i]
+      while j > i:
+        j = getrandbits(bits)
+      items[i], items[j] = items[j], items[i]
+    top = bottom - 1
