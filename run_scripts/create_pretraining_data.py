@@ -100,8 +100,12 @@ def validate_flags():
 def load_tokenizer():
   if not file_io.exists(FLAGS.vocab_file):
     raise ValueError(f"--vocab_file: {FLAGS.vocab_file} does not exist")
-  tokenizer = tokenization.FullTokenizer(FLAGS.vocab_file,
-                                         FLAGS.do_lower_case)
+  try:
+    tokenizer = tokenization.FullTokenizer(FLAGS.vocab_file,
+                                           FLAGS.do_lower_case)
+  except OSError as error:
+    raise ValueError(f"--vocab_file: cannot read {FLAGS.vocab_file}: "
+                     f"{error.strerror or error}") from None
   missing = [token for token in ("[CLS]", "[SEP]", "[MASK]", "[UNK]")
              if token not in tokenizer.vocab]
   if missing:
@@ -141,7 +145,7 @@ def main(_):
         logging.info("  %s", output_file)
       pretraining_data.create_pretraining_data(
           input_files, output_files, tokenizer, options, FLAGS.random_seed)
-  except ValueError as error:
+  except (ValueError, OSError) as error:
     sys.exit(f"create_pretraining_data: {error}")
 
 

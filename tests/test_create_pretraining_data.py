@@ -86,6 +86,7 @@ def test_output_bytes_are_stable(corpus, vocab, tmp_path):
     ({"input_file": "missing.txt"}, "missing.txt matches no file"),
     ({"input_file": "EMPTY"}, "is empty"),
     ({"vocab_file": "nowhere/vocab.txt"}, "nowhere/vocab.txt does not exist"),
+    ({"vocab_file": "."}, "--vocab_file: cannot read \\.: Is a directory"),
     ({"max_predictions_per_seq": 200}, "--max_predictions_per_seq=200"),
     ({"masked_lm_prob": 0.0}, "--masked_lm_prob=0.0: must be in \\(0, 1\\]"),
     ({"masked_lm_prob": 1.5}, "--masked_lm_prob=1.5"),
