@@ -17,7 +17,7 @@ from bert_tf import file_io
 UNK_TOKEN = "[UNK]"
 MAX_INPUT_CHARS_PER_WORD = 200
 # Texts the fast path sends to TensorFlow at once.
-_FAST_BATCH_SIZE = 8192
+_FAST_BATCH_SIZE = 16384
 # Words FullTokenizer remembers the pieces of before it starts afresh.
 _MAX_CACHED_WORDS = 1 << 20
 
@@ -263,17 +263,20 @@ class FullTokenizer:
     """Token ids of each text, as convert_tokens_to_ids(tokenize(text))."""
     texts = [convert_to_unicode(text) for text in texts]
     sensitive_chars = self._in_graph_tokenizer().sensitive_chars
+    if not sensitive_chars:
+      try:  # the common case: every text goes through the compiled path
+        return self._run_compiled([text.encode("utf-8") for text in texts])
+      except UnicodeEncodeError:  # lone surrogates: sort texts one by one
+        pass
     results = [None] * len(texts)
     fast_indices, fast_texts = [], []
     for index, text in enumerate(texts):
       encoded = _encode_for_fast_path(text, sensitive_chars)
       if encoded is None:
-        results[index] = self.convert_tokens_to_ids(self.tokenize(text))
+        results[index] = self.encode(text)
       else:
         fast_indices.append(index)
         fast_texts.append(encoded)
-    if len(fast_texts) == len(texts):  # the common case: no fallback
-      return self._run_compiled(fast_texts)
     for index, ids in zip(fast_indices, self._run_compiled(fast_texts)):
       results[index] = ids
     return results
@@ -282,7 +285,9 @@ class FullTokenizer:
     if self._in_graph is None:
       # Imported here: bert_tf.text builds on this module, and TensorFlow
       # is only needed by this path.
+      import tensorflow  # pylint: disable=g-import-not-at-top
       from bert_tf.text import tokenizer as in_graph
+      self._tf = tensorflow
       self._in_graph = in_graph.InGraphTokenizer(self.vocab_file,
                                                  self.do_lower_case)
       self._compiled = in_graph.sharded_tokenize_fn(self._in_graph,
@@ -293,8 +298,8 @@ class FullTokenizer:
     """Id lists for valid UTF-8 texts, _FAST_BATCH_SIZE texts per call."""
     results = []
     for start in range(0, len(encoded_texts), _FAST_BATCH_SIZE):
-      ids = self._compiled(
-          encoded_texts[start:start + _FAST_BATCH_SIZE])
+      ids = self._compiled(self._tf.constant(
+          encoded_texts[start:start + _FAST_BATCH_SIZE], self._tf.string))
       values = ids.flat_values.numpy().tolist()
       splits = ids.row_splits.numpy().tolist()
       results.extend(values[begin:end]
