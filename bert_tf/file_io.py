@@ -61,3 +61,27 @@ def remove(path):
     _gfile().remove(path)
   else:
     os.remove(path)
+
+
+def input_files(patterns, flag_name="--input_file"):
+  """The files comma-separated globs name, each glob's matches sorted.
+
+  Args:
+    patterns: "a.txt,dir/*.txt" or a list of globs, as the original's flags.
+    flag_name: the flag named in errors.
+
+  Raises:
+    ValueError: a glob matches nothing, or a matched file is empty.
+  """
+  if isinstance(patterns, str):
+    patterns = patterns.split(",")
+  files = []
+  for pattern in patterns:
+    matched = glob(pattern)
+    if not matched:
+      raise ValueError(f"{flag_name}: {pattern} matches no file")
+    for path in matched:
+      if size(path) == 0:
+        raise ValueError(f"{flag_name}: {path} is empty")
+    files.extend(matched)
+  return files

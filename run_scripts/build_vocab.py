@@ -10,12 +10,13 @@ and flags always give the same file; it is written only when complete.
         --output_file=vocab.txt --vocab_size=30522 --do_lower_case=True
 """
 
+import itertools
 import time
 
-import tensorflow as tf
 from absl import app, flags, logging
 
-from bert_tf import tokenization, vocabulary
+from bert_tf import file_io, vocabulary
+from bert_tf.data import documents
 
 flags.DEFINE_list("input_file", None,
                   "Comma-separated text files or globs, read in sorted order.")
@@ -42,33 +43,10 @@ flags.DEFINE_integer("max_lines", None,
                      "Read at most this many lines (all when unset).")
 FLAGS = flags.FLAGS
 
-_LOG_EVERY = 1_000_000
-
-
-def input_files(patterns):
-  """The files the patterns name, each pattern's matches sorted."""
-  files = []
-  for pattern in patterns:
-    matches = sorted(tf.io.gfile.glob(pattern))
-    if not matches:
-      raise FileNotFoundError(f"--input_file: no file matches {pattern}")
-    files.extend(matches)
-  return files
-
 
 def read_lines(files, max_lines):
   """Stripped lines of the files, in order, up to max_lines."""
-  lines = []
-  for path in files:
-    with tf.io.gfile.GFile(path, "rb") as reader:
-      for line in reader:
-        if max_lines is not None and len(lines) >= max_lines:
-          return lines
-        lines.append(tokenization.convert_to_unicode(line).strip())
-        if len(lines) % _LOG_EVERY == 0:
-          logging.info("Read %d lines", len(lines))
-    logging.info("Read %s: %d lines so far", path, len(lines))
-  return lines
+  return list(itertools.islice(documents.stripped_lines(files), max_lines))
 
 
 def main(_):
@@ -78,11 +56,11 @@ def main(_):
     raise app.UsageError(f"--vocab_size must exceed the {reserved} special "
                          f"tokens")
   try:
-    files = input_files(FLAGS.input_file)
+    files = file_io.input_files(FLAGS.input_file)
     lines = read_lines(files, FLAGS.max_lines)
     if not any(lines):
       raise ValueError(f"--input_file: no text in {', '.join(files)}")
-  except (FileNotFoundError, ValueError) as error:
+  except ValueError as error:
     raise SystemExit(f"build_vocab.py: {error}") from error
   logging.info("Learning up to %d tokens from %d lines (%.1f s so far)",
                FLAGS.vocab_size, len(lines), time.time() - start)

@@ -58,20 +58,6 @@ flags.DEFINE_string(
 FLAGS = flags.FLAGS
 
 
-def input_files_from_flag(patterns):
-  """Expands the comma-separated globs; each must match a non-empty file."""
-  files = []
-  for pattern in patterns.split(","):
-    matched = file_io.glob(pattern)
-    if not matched:
-      raise ValueError(f"--input_file: {pattern} matches no file")
-    for path in matched:
-      if file_io.size(path) == 0:
-        raise ValueError(f"--input_file: {path} is empty")
-    files.extend(matched)
-  return files
-
-
 def validate_flags():
   if FLAGS.num_workers > 0:
     if FLAGS.output_dir is None or FLAGS.output_file is not None:
@@ -117,7 +103,7 @@ def main(_):
   try:
     validate_flags()
     tokenizer = load_tokenizer()
-    input_files = input_files_from_flag(FLAGS.input_file)
+    input_files = file_io.input_files(FLAGS.input_file)
   except ValueError as error:
     sys.exit(f"create_pretraining_data: {error}")
   logging.info("*** Reading from input files ***")

@@ -11,7 +11,7 @@ logger = logging.getLogger(__name__)
 _PROGRESS_EVERY = 100000  # lines
 
 
-def _stripped_lines(input_files):
+def stripped_lines(input_files):
   """Every line of every file in order, decoded and stripped as the original.
 
   The original reads with readline(), which splits on "\\n" only, decodes
@@ -35,7 +35,7 @@ def read_documents(input_files, tokenizer):
   """
   documents = [[]]
   start, lines_read = time.time(), 0
-  for line in _stripped_lines(input_files):
+  for line in stripped_lines(input_files):
     lines_read += 1
     if not line:
       documents.append([])
