@@ -1,5 +1,4 @@
 import os
-import shutil
 
 import numpy as np
 import pytest

@@ -17,7 +17,7 @@ import time
 from bert_tf import tokenization
 from bert_tf.data import pretraining_features
 from bert_tf.data.documents import read_documents
-from bert_tf.data.pretraining_instances import (InstanceOptions, Vocabulary,
+from bert_tf.data.pretraining_instances import (Vocabulary,
                                                 create_training_instances)
 from bert_tf.data.tfrecord_writer import RoundRobinWriter
 

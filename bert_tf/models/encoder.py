@@ -1,7 +1,6 @@
 """BertEncoder: the original BertModel ("bert" scope) as a Keras 3 model."""
 
 import keras
-from keras import ops
 
 from bert_tf.config import BertConfig
 from bert_tf.layers.embeddings import BertEmbeddings
@@ -41,7 +40,7 @@ class BertEncoder(keras.Model):
     >>> config = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2,
     ...                     num_attention_heads=2, intermediate_size=32)
     >>> encoder = BertEncoder(config)
-    >>> out = encoder({"input_ids": ops.ones((1, 4), "int32")})
+    >>> out = encoder({"input_ids": keras.ops.ones((1, 4), "int32")})
     >>> out["pooled_output"].shape
     TensorShape([1, 16])
   """
