@@ -231,7 +231,7 @@ def write_checkpoint(path, tensors):
                        overwrite=True)
 
 
-def save_checkpoint(model, path, global_step=None):
+def save_checkpoint(model, path, global_step=None, optimizer=None):
   """Saves a bert_tf model under the original names, shapes and dtypes.
 
   Args:
@@ -239,12 +239,19 @@ def save_checkpoint(model, path, global_step=None):
     path: checkpoint prefix to write, e.g. "out/model.ckpt-1000".
     global_step: the int64 `global_step` to store. The original always writes
       one, so None writes 0.
+    optimizer: an optimizer with `slots(variable)` -> (adam_m, adam_v), such
+      as bert_tf.training.optimization.AdamWeightDecay; its slots are saved
+      as <name>/adam_m and <name>/adam_v, as the original's.
 
   Returns:
     `path`.
   """
-  tensors = {name: tf.convert_to_tensor(variable)
-             for name, variable in checkpoint_variables(model).items()}
+  tensors = {}
+  for name, variable in checkpoint_variables(model).items():
+    tensors[name] = tf.convert_to_tensor(variable)
+    if optimizer is not None:
+      for suffix, slot in zip(_SLOT_SUFFIXES, optimizer.slots(variable)):
+        tensors[f"{name}/{suffix}"] = tf.convert_to_tensor(slot)
   tensors[GLOBAL_STEP] = tf.constant(global_step or 0, dtype=tf.int64)
   write_checkpoint(path, tensors)
   logger.info("Saved %d variables to %s", len(tensors), path)

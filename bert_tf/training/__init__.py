@@ -1,0 +1,1 @@
+"""Training machinery shared by the runners: the original optimizer and schedule."""

@@ -1,0 +1,134 @@
+"""The original BERT optimizer: AdamWeightDecay with warmup and linear decay.
+
+optimization.py of google-research/bert, exactly: Adam without bias
+correction, decoupled weight decay 0.01 on every variable whose original
+name contains none of LayerNorm, layer_norm, bias; gradients clipped to a
+global norm of 1.0; a learning rate warming up linearly over
+num_warmup_steps, then decaying linearly to 0 at num_train_steps.
+"""
+
+import re
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+from bert_tf.checkpoints import checkpoint_variables
+
+EXCLUDE_FROM_WEIGHT_DECAY = ("LayerNorm", "layer_norm", "bias")
+
+
+class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
+  """The original create_optimizer's learning rate for an update.
+
+  polynomial_decay(init_lr, global_step, num_train_steps, end 0, power 1),
+  replaced by init_lr * global_step / num_warmup_steps while global_step <
+  num_warmup_steps. The original increments global_step in the same session
+  run as the update, and its learning rate reads the incremented value (the
+  reference trajectory in ../shared shows it: the first update moves the
+  weights), so update number `step` (0-based, Keras' iterations) uses
+  global_step = step + 1.
+  """
+
+  def __init__(self, init_lr, num_train_steps, num_warmup_steps):
+    self.init_lr = init_lr
+    self.num_train_steps = num_train_steps
+    self.num_warmup_steps = num_warmup_steps
+
+  def __call__(self, step):
+    step = ops.cast(step, "float32") + 1.0
+    done = ops.minimum(step, self.num_train_steps) / self.num_train_steps
+    learning_rate = self.init_lr * (1.0 - done)
+    if self.num_warmup_steps:
+      is_warmup = ops.cast(step < self.num_warmup_steps, "float32")
+      warmup = self.init_lr * (step / self.num_warmup_steps)
+      learning_rate = (1.0 - is_warmup) * learning_rate + is_warmup * warmup
+    return learning_rate
+
+  def get_config(self):
+    return {"init_lr": self.init_lr, "num_train_steps": self.num_train_steps,
+            "num_warmup_steps": self.num_warmup_steps}
+
+
+class AdamWeightDecay(keras.optimizers.Optimizer):
+  """The original AdamWeightDecayOptimizer as a Keras 3 optimizer.
+
+  Its slots are the original's adam_m and adam_v. Which variables are
+  decayed is decided by their original checkpoint names (see
+  `decayed_variables`), as the original matched its variable names.
+
+  Args:
+    learning_rate: a float or a LearningRateSchedule of the step.
+    decayed: the variables to apply weight decay to.
+    weight_decay_rate, beta_1, beta_2, epsilon: as the original.
+    global_clipnorm: gradients are clipped to this global norm first.
+  """
+
+  def __init__(self, learning_rate, decayed=(), weight_decay_rate=0.01,
+               beta_1=0.9, beta_2=0.999, epsilon=1e-6, global_clipnorm=1.0,
+               name="AdamWeightDecay", **kwargs):
+    super().__init__(learning_rate=learning_rate,
+                     global_clipnorm=global_clipnorm, name=name, **kwargs)
+    self.weight_decay_rate = weight_decay_rate
+    self.beta_1 = beta_1
+    self.beta_2 = beta_2
+    self.epsilon = epsilon
+    self._decayed_ids = {id(variable) for variable in decayed}
+
+  def build(self, var_list):
+    if self.built:
+      return
+    super().build(var_list)
+    self.adam_m = [self.add_variable_from_reference(variable, "adam_m")
+                   for variable in var_list]
+    self.adam_v = [self.add_variable_from_reference(variable, "adam_v")
+                   for variable in var_list]
+
+  def _clip_gradients(self, grads):
+    # An embedding lookup's gradient is IndexedSlices whose repeated rows
+    # Keras would square one by one; the original clipped the summed,
+    # dense gradient, whose norm is what clipping must see.
+    grads = [tf.convert_to_tensor(grad)
+             if isinstance(grad, tf.IndexedSlices) else grad
+             for grad in grads]
+    return super()._clip_gradients(grads)
+
+  def slots(self, variable):
+    """(adam_m, adam_v) of a variable."""
+    index = self._get_variable_index(variable)
+    return self.adam_m[index], self.adam_v[index]
+
+  def update_step(self, gradient, variable, learning_rate):
+    m, v = self.slots(variable)
+    gradient = ops.cast(gradient, variable.dtype)
+    next_m = self.beta_1 * m + (1.0 - self.beta_1) * gradient
+    next_v = self.beta_2 * v + (1.0 - self.beta_2) * ops.square(gradient)
+    update = next_m / (ops.sqrt(next_v) + self.epsilon)
+    if self.weight_decay_rate and id(variable) in self._decayed_ids:
+      update += self.weight_decay_rate * variable
+    self.assign(variable, variable - ops.cast(learning_rate,
+                                              variable.dtype) * update)
+    self.assign(m, next_m)
+    self.assign(v, next_v)
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(weight_decay_rate=self.weight_decay_rate,
+                  beta_1=self.beta_1, beta_2=self.beta_2,
+                  epsilon=self.epsilon)
+    return config
+
+
+def decayed_variables(model):
+  """Variables the original decays: names without LayerNorm, layer_norm, bias."""
+  return [variable for name, variable in checkpoint_variables(model).items()
+          if not any(re.search(pattern, name)
+                     for pattern in EXCLUDE_FROM_WEIGHT_DECAY)]
+
+
+def create_optimizer(model, init_lr, num_train_steps, num_warmup_steps):
+  """The original create_optimizer's optimizer for a bert_tf model."""
+  return AdamWeightDecay(
+      learning_rate=WarmupPolynomialDecay(init_lr, num_train_steps,
+                                          num_warmup_steps),
+      decayed=decayed_variables(model))

@@ -1,0 +1,119 @@
+"""The original optimizer's trajectory, from ../shared/reference/original_tiny_train."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import bert_tf
+from bert_tf.data import pretraining_features
+from bert_tf.training import optimization
+from tests.helpers import ORIGINAL_TINY, SHARED_DIR
+
+TRAIN_DIR = os.path.join(SHARED_DIR, "reference", "original_tiny_train")
+
+
+def reference_batch():
+  spec = pretraining_features.feature_spec(16, 4)
+  dataset = tf.data.TFRecordDataset(os.path.join(TRAIN_DIR, "batch.tfrecord"))
+  batch = next(iter(dataset.map(
+      lambda record: tf.io.parse_single_example(record, spec)).batch(3)))
+  return {name: tf.cast(value, tf.int32) if value.dtype == tf.int64 else value
+          for name, value in batch.items()}
+
+
+def pretraining_loss(model, batch):
+  outputs = model(batch, training=True)
+  return (bert_tf.masked_lm_loss(outputs["masked_lm_log_probs"],
+                                 batch["masked_lm_ids"],
+                                 batch["masked_lm_weights"])
+          + bert_tf.next_sentence_loss(outputs["next_sentence_log_probs"],
+                                       batch["next_sentence_labels"]))
+
+
+@pytest.fixture(scope="module")
+def trajectory(tmp_path_factory):
+  """Ten steps as the original run; checkpoints after steps 3 and 10."""
+  config = bert_tf.BertConfig.from_json_file(
+      os.path.join(TRAIN_DIR, "bert_config.json"))
+  model = bert_tf.BertPretrainer(config)
+  bert_tf.load_checkpoint(model, os.path.join(ORIGINAL_TINY, "bert_model.ckpt"))
+  optimizer = optimization.create_optimizer(model, 1e-3, num_train_steps=10,
+                                            num_warmup_steps=2)
+  batch = reference_batch()
+  variables = model.trainable_variables
+  losses, checkpoints = [], {}
+  for step in range(1, 11):
+    with tf.GradientTape() as tape:
+      loss = pretraining_loss(model, batch)
+    losses.append(float(loss))
+    optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+    if step in (3, 10):
+      checkpoints[step] = bert_tf.save_checkpoint(
+          model, str(tmp_path_factory.mktemp("out") / f"model.ckpt-{step}"),
+          global_step=step, optimizer=optimizer)
+  return losses, checkpoints
+
+
+@pytest.mark.shared
+def test_losses_follow_the_original(trajectory):
+  losses, _ = trajectory
+  with open(os.path.join(TRAIN_DIR, "trajectory.json")) as reader:
+    expected = json.load(reader)["losses_before_each_step"]
+  np.testing.assert_allclose(losses, expected, atol=1e-4, rtol=0)
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("step", [3, 10])
+def test_weights_and_adam_slots_equal_the_originals(trajectory, step):
+  _, checkpoints = trajectory
+  ours = tf.train.load_checkpoint(checkpoints[step])
+  theirs = tf.train.load_checkpoint(os.path.join(TRAIN_DIR,
+                                                 f"model.ckpt-{step}"))
+  names = sorted(theirs.get_variable_to_shape_map())
+  assert sorted(ours.get_variable_to_shape_map()) == names
+  assert len(names) == 46 * 3 + 1
+  for name in names:
+    np.testing.assert_allclose(ours.get_tensor(name), theirs.get_tensor(name),
+                               atol=1e-4, rtol=0, err_msg=name)
+
+
+def test_learning_rate_warms_up_then_decays_linearly():
+  schedule = optimization.WarmupPolynomialDecay(1e-3, num_train_steps=10,
+                                                num_warmup_steps=2)
+  # update k uses global_step k + 1, as the original's graph reads it
+  rates = [float(schedule(step)) for step in range(11)]
+  np.testing.assert_allclose(
+      rates, [5e-4, 8e-4, 7e-4, 6e-4, 5e-4, 4e-4, 3e-4, 2e-4, 1e-4, 0.0, 0.0],
+      atol=1e-9)
+
+
+def test_weight_decay_skips_layer_norm_and_biases():
+  model = bert_tf.BertPretrainer(bert_tf.BertConfig(
+      vocab_size=20, hidden_size=8, num_hidden_layers=1,
+      num_attention_heads=2, intermediate_size=16))
+  decayed = {id(variable) for variable in
+             optimization.decayed_variables(model)}
+  names = bert_tf.checkpoint_variables(model)
+  assert {name for name, variable in names.items()
+          if id(variable) in decayed} == {
+              name for name in names
+              if "LayerNorm" not in name and "bias" not in name}
+  assert id(names["cls/seq_relationship/output_weights"]) in decayed
+  assert id(names["cls/predictions/output_bias"]) not in decayed
+
+
+def test_clipping_sees_the_summed_embedding_gradient():
+  """Repeated ids give IndexedSlices; their norm is that of the sum."""
+  table = tf.Variable(tf.ones([4, 2]))
+  optimizer = optimization.AdamWeightDecay(learning_rate=0.0,
+                                           global_clipnorm=1.0)
+  with tf.GradientTape() as tape:
+    loss = tf.reduce_sum(tf.gather(table, [1, 1, 1]))
+  gradient = tape.gradient(loss, table)
+  assert isinstance(gradient, tf.IndexedSlices)
+  (clipped,) = optimizer._clip_gradients([gradient])
+  # dense gradient: row 1 = [3, 3], norm 3*sqrt(2); clipped to norm 1
+  np.testing.assert_allclose(clipped[1], [2 ** -0.5, 2 ** -0.5], rtol=1e-6)
