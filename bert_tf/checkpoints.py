@@ -208,6 +208,35 @@ def load_checkpoint(model, path):
   return report
 
 
+def load_optimizer_slots(model, optimizer, path):
+  """Restores <name>/adam_m and <name>/adam_v into the optimizer's slots.
+
+  Returns:
+    The checkpoint's global_step (0 when it has none).
+
+  Raises:
+    ValueError: a slot is missing or has another shape.
+  """
+  prefix = resolve_checkpoint_path(path)
+  reader = tf.train.load_checkpoint(prefix)
+  stored_shapes = reader.get_variable_to_shape_map()
+  variables = checkpoint_variables(model)
+  optimizer.build([variable for variable in variables.values()
+                   if variable.trainable])
+  assignments = []
+  for name, variable in variables.items():
+    for suffix, slot in zip(_SLOT_SUFFIXES, optimizer.slots(variable)):
+      slot_name = f"{name}/{suffix}"
+      if list(stored_shapes.get(slot_name, [])) != list(slot.shape):
+        raise ValueError(f"{prefix}: optimizer slot {slot_name} is missing "
+                         f"or not shaped {list(slot.shape)}")
+      assignments.append((slot, reader.get_tensor(slot_name)))
+  for slot, value in assignments:
+    slot.assign(value)
+  return int(reader.get_tensor(GLOBAL_STEP)) if GLOBAL_STEP in stored_shapes \
+      else 0
+
+
 def write_checkpoint(path, tensors):
   """Writes {name: tensor} as a TF1 name-based checkpoint at prefix `path`.
 
