@@ -1,0 +1,55 @@
+"""The pretraining input pipeline, as the original run_pretraining's input_fn.
+
+Training: the file list repeated and shuffled, files read interleaved in
+parallel, records shuffled (buffer 100), parsed in parallel, batched with
+the remainder dropped, prefetched. Evaluation: the files in order, repeated
+(the loop stops after max_eval_steps). shuffle_buffer_size=0 turns both
+shuffles off, so that a run can be compared step by step with a reference.
+"""
+
+import tensorflow as tf
+
+from bert_tf.data import pretraining_features
+
+# The original's num_cpu_threads: how many files are read at once.
+_CYCLE_LENGTH = 4
+
+
+def pretraining_dataset(input_files, max_seq_length, max_predictions_per_seq,
+                        batch_size, is_training, shuffle_buffer_size=100,
+                        seed=None):
+  """A tf.data.Dataset of feature dicts (int32 ids, float32 weights).
+
+  Raises:
+    ValueError: a file's records were written for other lengths; the
+      message names the file and the flag to change.
+  """
+  input_files = list(input_files)
+  for path in input_files:
+    pretraining_features.check_file_lengths(
+        path, max_seq_length, max_predictions_per_seq, max_records=1)
+  spec = pretraining_features.feature_spec(max_seq_length,
+                                           max_predictions_per_seq)
+
+  def decode(record):
+    features = tf.io.parse_single_example(record, spec)
+    # tf.Example stores int64; the model (and TPUs) take int32.
+    return {name: tf.cast(value, tf.int32) if value.dtype == tf.int64
+            else value for name, value in features.items()}
+
+  if is_training:
+    files = tf.data.Dataset.from_tensor_slices(input_files).repeat()
+    if shuffle_buffer_size:
+      files = files.shuffle(len(input_files), seed=seed)
+    records = files.interleave(
+        tf.data.TFRecordDataset,
+        cycle_length=min(_CYCLE_LENGTH, len(input_files)),
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=not shuffle_buffer_size)
+    if shuffle_buffer_size:
+      records = records.shuffle(shuffle_buffer_size, seed=seed)
+  else:
+    records = tf.data.TFRecordDataset(input_files).repeat()
+  return (records.map(decode, num_parallel_calls=tf.data.AUTOTUNE)
+          .batch(batch_size, drop_remainder=True)
+          .prefetch(tf.data.AUTOTUNE))
