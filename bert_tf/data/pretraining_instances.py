@@ -145,14 +145,15 @@ def _truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng):
   a_start, a_end = 0, len(tokens_a)
   b_start, b_end = 0, len(tokens_b)
   while (a_end - a_start) + (b_end - b_start) > max_num_tokens:
-    truncate_a = (a_end - a_start) > (b_end - b_start)
-    from_front = rng.random() < 0.5
-    if truncate_a:
-      a_start, a_end = (a_start + 1, a_end) if from_front else (a_start,
-                                                                a_end - 1)
+    if (a_end - a_start) > (b_end - b_start):
+      if rng.random() < 0.5:
+        a_start += 1
+      else:
+        a_end -= 1
+    elif rng.random() < 0.5:
+      b_start += 1
     else:
-      b_start, b_end = (b_start + 1, b_end) if from_front else (b_start,
-                                                                b_end - 1)
+      b_end -= 1
   if a_end <= a_start or b_end <= b_start:
     raise AssertionError("truncation left an empty segment")
   return tokens_a[a_start:a_end], tokens_b[b_start:b_end]
