@@ -156,11 +156,7 @@ def build_bert_tf_step(args, batch):
                                           "segment_ids",
                                           "masked_lm_positions")},
           training=True)
-      loss = (bert_tf.masked_lm_loss(outputs["masked_lm_log_probs"],
-                                     batch["masked_lm_ids"],
-                                     batch["masked_lm_weights"])
-              + bert_tf.next_sentence_loss(outputs["next_sentence_log_probs"],
-                                           batch["next_sentence_labels"]))
+      loss = bert_tf.pretraining_loss(outputs, batch)
     optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
     return loss
 

@@ -19,6 +19,7 @@ _EXPORTS = {
     "save_checkpoint": "bert_tf.checkpoints",
     "masked_lm_loss": "bert_tf.losses",
     "next_sentence_loss": "bert_tf.losses",
+    "pretraining_loss": "bert_tf.losses",
     "PretrainedModel": "bert_tf.pretrained",
     "load_pretrained": "bert_tf.pretrained",
 }

@@ -33,3 +33,18 @@ def next_sentence_loss(next_sentence_log_probs, next_sentence_labels):
   log_probs = ops.cast(next_sentence_log_probs, "float32")
   labels = ops.reshape(ops.cast(next_sentence_labels, "int32"), (-1, 1))
   return -ops.mean(ops.take_along_axis(log_probs, labels, axis=-1))
+
+
+def pretraining_loss(outputs, features):
+  """The original run_pretraining's total loss: masked-LM + next-sentence.
+
+  Args:
+    outputs: BertPretrainer outputs.
+    features: a dict with masked_lm_ids, masked_lm_weights and
+      next_sentence_labels (as the pretraining TFRecords hold them).
+  """
+  return (masked_lm_loss(outputs["masked_lm_log_probs"],
+                         features["masked_lm_ids"],
+                         features["masked_lm_weights"])
+          + next_sentence_loss(outputs["next_sentence_log_probs"],
+                               features["next_sentence_labels"]))

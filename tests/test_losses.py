@@ -28,3 +28,16 @@ def test_next_sentence_loss_label_zero_is_is_next():
   expected = -(math.log(0.9) + math.log(0.7)) / 2
   np.testing.assert_allclose(bert_tf.next_sentence_loss(log_probs, labels),
                              expected, rtol=1e-6)
+
+
+def test_pretraining_loss_is_the_sum():
+  log_probs = np.log(np.full((1, 2, 3), 1 / 3, np.float32))
+  nsp = np.log(np.array([[0.25, 0.75]], np.float32))
+  features = {"masked_lm_ids": np.zeros((1, 2), np.int32),
+              "masked_lm_weights": np.ones((1, 2), np.float32),
+              "next_sentence_labels": np.array([[1]], np.int32)}
+  loss = bert_tf.pretraining_loss(
+      {"masked_lm_log_probs": log_probs, "next_sentence_log_probs": nsp},
+      features)
+  np.testing.assert_allclose(loss, math.log(3) * 2 / (2 + 1e-5)
+                             - math.log(0.75), rtol=1e-6)

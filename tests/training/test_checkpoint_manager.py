@@ -17,12 +17,7 @@ def train(model, optimizer, steps, manager=None, save_every=None, start=0):
   variables = model.trainable_variables
   for step in range(start + 1, steps + 1):
     with tf.GradientTape() as tape:
-      outputs = model(inputs, training=True)
-      loss = (bert_tf.masked_lm_loss(outputs["masked_lm_log_probs"],
-                                     labels["masked_lm_ids"],
-                                     labels["masked_lm_weights"])
-              + bert_tf.next_sentence_loss(outputs["next_sentence_log_probs"],
-                                           labels["next_sentence_labels"]))
+      loss = bert_tf.pretraining_loss(model(inputs, training=True), labels)
     optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
     if manager and step % save_every == 0:
       manager.save(step)

@@ -24,15 +24,6 @@ def reference_batch():
           for name, value in batch.items()}
 
 
-def pretraining_loss(model, batch):
-  outputs = model(batch, training=True)
-  return (bert_tf.masked_lm_loss(outputs["masked_lm_log_probs"],
-                                 batch["masked_lm_ids"],
-                                 batch["masked_lm_weights"])
-          + bert_tf.next_sentence_loss(outputs["next_sentence_log_probs"],
-                                       batch["next_sentence_labels"]))
-
-
 @pytest.fixture(scope="module")
 def trajectory(tmp_path_factory):
   """Ten steps as the original run; checkpoints after steps 3 and 10."""
@@ -47,7 +38,7 @@ def trajectory(tmp_path_factory):
   losses, checkpoints = [], {}
   for step in range(1, 11):
     with tf.GradientTape() as tape:
-      loss = pretraining_loss(model, batch)
+      loss = bert_tf.pretraining_loss(model(batch, training=True), batch)
     losses.append(float(loss))
     optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
     if step in (3, 10):
