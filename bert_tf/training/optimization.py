@@ -119,6 +119,38 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
     return config
 
 
+class Lamb(AdamWeightDecay):
+  """LAMB (You et al., 2019), as Model Garden's: Adam with bias correction,
+  decoupled weight decay, and each update scaled by ||weights|| / ||update||.
+
+  Variables not decayed are not layer-adapted either (Model Garden's
+  default). The slots keep the names adam_m and adam_v.
+  """
+
+  def update_step(self, gradient, variable, learning_rate):
+    m, v = self.slots(variable)
+    gradient = ops.cast(gradient, variable.dtype)
+    step = ops.cast(self.iterations + 1, variable.dtype)
+    next_m = self.beta_1 * m + (1.0 - self.beta_1) * gradient
+    next_v = self.beta_2 * v + (1.0 - self.beta_2) * ops.square(gradient)
+    m_hat = next_m / (1.0 - ops.power(self.beta_1, step))
+    v_hat = next_v / (1.0 - ops.power(self.beta_2, step))
+    update = m_hat / (ops.sqrt(v_hat) + self.epsilon)
+    ratio = 1.0
+    if id(variable) in self._decayed_ids:
+      if self.weight_decay_rate:
+        update += self.weight_decay_rate * variable
+      weight_norm = ops.norm(ops.reshape(variable, [-1]))
+      update_norm = ops.norm(ops.reshape(update, [-1]))
+      ratio = ops.where(
+          weight_norm > 0,
+          ops.where(update_norm > 0, weight_norm / update_norm, 1.0), 1.0)
+    self.assign(variable, variable - ratio * ops.cast(
+        learning_rate, variable.dtype) * update)
+    self.assign(m, next_m)
+    self.assign(v, next_v)
+
+
 def decayed_variables(model):
   """Variables the original decays: names without LayerNorm, layer_norm, bias."""
   return [variable for name, variable in checkpoint_variables(model).items()
@@ -126,9 +158,19 @@ def decayed_variables(model):
                      for pattern in EXCLUDE_FROM_WEIGHT_DECAY)]
 
 
-def create_optimizer(model, init_lr, num_train_steps, num_warmup_steps):
-  """The original create_optimizer's optimizer for a bert_tf model."""
-  return AdamWeightDecay(
+OPTIMIZERS = {"adamw": AdamWeightDecay, "lamb": Lamb}
+
+
+def create_optimizer(model, init_lr, num_train_steps, num_warmup_steps,
+                     optimizer="adamw"):
+  """The original create_optimizer's optimizer for a bert_tf model.
+
+  optimizer: "adamw" (the original's AdamWeightDecay) or "lamb".
+  """
+  if optimizer not in OPTIMIZERS:
+    raise ValueError(f"--optimizer={optimizer}: expected one of "
+                     f"{sorted(OPTIMIZERS)}")
+  return OPTIMIZERS[optimizer](
       learning_rate=WarmupPolynomialDecay(init_lr, num_train_steps,
                                           num_warmup_steps),
       decayed=decayed_variables(model))

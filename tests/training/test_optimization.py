@@ -108,3 +108,36 @@ def test_clipping_sees_the_summed_embedding_gradient():
   (clipped,) = optimizer._clip_gradients([gradient])
   # dense gradient: row 1 = [3, 3], norm 3*sqrt(2); clipped to norm 1
   np.testing.assert_allclose(clipped[1], [2 ** -0.5, 2 ** -0.5], rtol=1e-6)
+
+
+def test_lamb_follows_model_gardens():
+  """Three updates of a decayed and an excluded variable, against MG's LAMB."""
+  from official.modeling.optimization import lamb as model_garden_lamb
+  rng = np.random.default_rng(0)
+  kernel, bias = rng.normal(size=(4, 3)), rng.normal(size=(3,))
+  grads = [(rng.normal(size=(4, 3)), rng.normal(size=(3,))) for _ in range(3)]
+
+  ours = [tf.Variable(kernel, dtype=tf.float32),
+          tf.Variable(bias, dtype=tf.float32)]
+  optimizer = optimization.Lamb(learning_rate=0.01, decayed=[ours[0]],
+                                weight_decay_rate=0.01, global_clipnorm=None)
+  theirs = [tf.Variable(kernel, dtype=tf.float32, name="dense/kernel"),
+            tf.Variable(bias, dtype=tf.float32, name="dense/bias")]
+  reference = model_garden_lamb.LAMB(learning_rate=0.01,
+                                     weight_decay_rate=0.01,
+                                     exclude_from_weight_decay=["bias"])
+  for kernel_grad, bias_grad in grads:
+    step_grads = [tf.constant(kernel_grad, tf.float32),
+                  tf.constant(bias_grad, tf.float32)]
+    optimizer.apply_gradients(zip(step_grads, ours))
+    reference.apply_gradients(zip(step_grads, theirs))
+  for mine, model_garden in zip(ours, theirs):
+    np.testing.assert_allclose(mine.numpy(), model_garden.numpy(), atol=1e-6)
+
+
+def test_unknown_optimizer_is_refused():
+  model = bert_tf.BertEncoder(bert_tf.BertConfig(
+      vocab_size=10, hidden_size=8, num_hidden_layers=1,
+      num_attention_heads=2, intermediate_size=8))
+  with pytest.raises(ValueError, match="--optimizer=sgd: expected one of"):
+    optimization.create_optimizer(model, 1e-3, 10, 1, optimizer="sgd")
