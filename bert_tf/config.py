@@ -100,10 +100,8 @@ class BertConfig:
 
   def to_json_file(self, json_file):
     """Writes the config atomically (temporary name, then rename)."""
-    temporary = f"{json_file}.tmp"
-    with file_io.open_file(temporary, "w") as writer:
+    with file_io.atomic_write(json_file) as writer:
       writer.write(self.to_json_string())
-    file_io.rename(temporary, json_file)
 
   @property
   def attention_head_size(self):

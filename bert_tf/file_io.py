@@ -5,8 +5,10 @@ but costs a TensorFlow import; tools such as create_pretraining_data start in
 a fraction of a second on local files and still accept URLs.
 """
 
+import contextlib
 import glob as local_glob
 import os
+import uuid
 
 
 def is_url(path):
@@ -61,6 +63,25 @@ def remove(path):
     _gfile().remove(path)
   else:
     os.remove(path)
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode="w"):
+  """A file that appears at `path` only when complete.
+
+  It is written under a temporary name and renamed over `path` when the
+  block ends normally; if the block raises, the temporary file is removed
+  and whatever was at `path` stays as it was.
+  """
+  temporary = f"{path}.tmp-{uuid.uuid4().hex}"
+  try:
+    with open_file(temporary, mode) as file:
+      yield file
+    rename(temporary, path)
+  except BaseException:
+    if exists(temporary):
+      remove(temporary)
+    raise
 
 
 def input_files(patterns, flag_name="--input_file"):

@@ -31,8 +31,8 @@ _CASED_MODELS = ("cased_L-12_H-768_A-12", "cased_L-24_H-1024_A-16",
 # The CJK Unified Ideograph blocks the original splits per character.
 # Hangul, Hiragana and Katakana are deliberately not in it.
 CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF),
-               (0x2A700, 0x2B73F), (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF),
-               (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+              (0x2A700, 0x2B73F), (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF),
+              (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
 
 
 def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
@@ -133,14 +133,16 @@ class BasicTokenizer:
     self.do_lower_case = do_lower_case
 
   def tokenize(self, text):
-    text = _clean_text(convert_to_unicode(text))
-    text = _space_around_cjk(text)
-    split_tokens = []
-    for token in whitespace_tokenize(text):
-      if self.do_lower_case:
-        token = _strip_accents(token.lower())
-      split_tokens.extend(_split_on_punctuation(token))
-    return whitespace_tokenize(" ".join(split_tokens))
+    text = "".join(map(cleaned_char, convert_to_unicode(text)))
+    return [token for word in whitespace_tokenize(text)
+            for token in self.tokenize_word(word)]
+
+  def tokenize_word(self, word):
+    """The steps after cleaning, which act on each word on its own: lower-
+    casing and accent stripping, then punctuation split off."""
+    if self.do_lower_case:
+      word = strip_accents(word.lower())
+    return whitespace_tokenize(" ".join(_split_on_punctuation(word)))
 
 
 class WordpieceTokenizer:
@@ -210,7 +212,7 @@ class FullTokenizer:
     self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
     self._in_graph = None  # built on first use of the fast path
     self._compiled = None
-    self._cleaning = {}  # str.translate table: _clean_text + CJK spacing
+    self._cleaning = {}  # str.translate table of cleaned_char
     self._classified = set()
     self._classify_chars(chr(code) for code in range(128))
     self._word_pieces = {}
@@ -235,24 +237,16 @@ class FullTokenizer:
     return self.convert_tokens_to_ids(self.tokenize(text))
 
   def _classify_chars(self, chars):
-    """Adds to the cleaning table what _clean_text and CJK spacing do to
-    each character (the two act on characters one at a time)."""
+    """Adds the characters' cleaned_char to the cleaning table."""
     for char in chars:
-      if char in "\x00\ufffd" or is_control(char):
-        self._cleaning[ord(char)] = ""
-      elif is_whitespace(char):
-        self._cleaning[ord(char)] = " "
-      elif is_chinese_char(ord(char)):
-        self._cleaning[ord(char)] = f" {char} "
+      cleaned = cleaned_char(char)
+      if cleaned != char:
+        self._cleaning[ord(char)] = cleaned
       self._classified.add(char)
 
   def _pieces_of(self, word):
     """BasicTokenizer's per-word steps, then WordPiece, for a cleaned word."""
-    if self.basic_tokenizer.do_lower_case:
-      word = _strip_accents(word.lower())
-    return [piece
-            for token in whitespace_tokenize(
-                " ".join(_split_on_punctuation(word)))
+    return [piece for token in self.basic_tokenizer.tokenize_word(word)
             for piece in self.wordpiece_tokenizer.tokenize(token)]
 
   def tokenize_batch(self, texts):
@@ -324,22 +318,22 @@ def _encode_for_fast_path(text, sensitive_chars):
   return encoded
 
 
-def _clean_text(text):
-  """Drops U+0000, U+FFFD and control characters; whitespace becomes ' '."""
-  output = []
-  for char in text:
-    if char in "\x00\ufffd" or is_control(char):
-      continue
-    output.append(" " if is_whitespace(char) else char)
-  return "".join(output)
+def cleaned_char(char):
+  """What the original's _clean_text then _tokenize_chinese_chars make of a
+  character (both act on one character at a time): U+0000, U+FFFD and
+  control characters are dropped, whitespace becomes " ", CJK ideographs get
+  spaces around them."""
+  if char in "\x00\ufffd" or is_control(char):
+    return ""
+  if is_whitespace(char):
+    return " "
+  if is_chinese_char(ord(char)):
+    return f" {char} "
+  return char
 
 
-def _space_around_cjk(text):
-  return "".join(f" {char} " if is_chinese_char(ord(char)) else char
-                 for char in text)
-
-
-def _strip_accents(text):
+def strip_accents(text):
+  """NFD, then every Mn (non-spacing mark) dropped."""
   return "".join(char for char in unicodedata.normalize("NFD", text)
                  if unicodedata.category(char) != "Mn")
 

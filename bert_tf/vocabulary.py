@@ -16,13 +16,12 @@ import json
 import os
 import re
 import unicodedata
-import uuid
 
 import tensorflow as tf
 from absl import logging
 from tensorflow_text.tools.wordpiece_vocab import bert_vocab_from_dataset
 
-from bert_tf import tokenization
+from bert_tf import file_io, tokenization
 
 PAD_TOKEN = "[PAD]"
 # After [PAD] and the [unused*] tokens, in this order, as in every release.
@@ -76,15 +75,8 @@ def write_vocab(tokens, path):
   if len(set(tokens)) != len(tokens):
     repeated = next(token for token in tokens if tokens.count(token) > 1)
     raise ValueError(f"{path}: token {repeated!r} repeats; ids would clash")
-  temporary = f"{path}.tmp-{uuid.uuid4().hex}"
-  try:
-    with tf.io.gfile.GFile(temporary, "w") as writer:
-      writer.write("".join(f"{token}\n" for token in tokens))
-    tf.io.gfile.rename(temporary, path, overwrite=True)
-  except BaseException:
-    if tf.io.gfile.exists(temporary):
-      tf.io.gfile.remove(temporary)
-    raise
+  with file_io.atomic_write(path) as writer:
+    writer.write("".join(f"{token}\n" for token in tokens))
 
 
 def learn_vocab(lines, vocab_size, do_lower_case=True,
@@ -165,7 +157,7 @@ def official_vocabularies():
 def file_md5(path):
   """Hex md5 of a file's bytes."""
   digest = hashlib.md5()
-  with tf.io.gfile.GFile(path, "rb") as reader:
+  with file_io.open_file(path, "rb") as reader:
     for block in iter(lambda: reader.read(1 << 20), b""):
       digest.update(block)
   return digest.hexdigest()
@@ -186,7 +178,10 @@ def looks_lower_cased(tokens):
   never match because lower-casing or accent stripping changes them. Cased
   when the latter are more than CASED_FRACTION of the former.
   """
-  changed, with_letters = _casing_counts(tokens)
+  return _counts_look_lower_cased(*_casing_counts(tokens))
+
+
+def _counts_look_lower_cased(changed, with_letters):
   return changed <= CASED_FRACTION * with_letters
 
 
@@ -216,7 +211,7 @@ def _judge_casing(vocab_file):
     return entry.lower_cased, f"the official {kind} vocabulary {entry.name}"
   tokens = list(tokenization.load_vocab(vocab_file))
   changed, with_letters = _casing_counts(tokens)
-  lower_cased = changed <= CASED_FRACTION * with_letters  # looks_lower_cased
+  lower_cased = _counts_look_lower_cased(changed, with_letters)
   kind = "lower-cased" if lower_cased else "cased"
   return lower_cased, (f"a {kind} vocabulary ({changed} of {with_letters} "
                        f"pieces with letters have upper case or accents)")

@@ -13,12 +13,13 @@ the version the shipped vocabulary was built with.
 
 import importlib
 import inspect
-import os
 import re
 import sys
 import time
 
 from absl import app, flags, logging
+
+from bert_tf import file_io
 
 # Pure-Python or well-documented modules, present on every platform from
 # Python 3.10 on, importable without side effects or deprecation warnings.
@@ -104,10 +105,8 @@ def main(_):
     if document:
       documents.append(document)
   text = "\n\n".join("\n".join(document) for document in documents) + "\n"
-  temporary = f"{FLAGS.output_file}.tmp-{os.getpid()}"
-  with open(temporary, "w", encoding="utf-8") as writer:
+  with file_io.atomic_write(FLAGS.output_file) as writer:
     writer.write(text)
-  os.replace(temporary, FLAGS.output_file)
   logging.info("Wrote %d documents, %d sentences from Python %s to %s in "
                "%.1f s", len(documents), sum(map(len, documents)),
                sys.version.split()[0], FLAGS.output_file, time.time() - start)

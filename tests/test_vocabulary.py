@@ -2,9 +2,8 @@ import logging
 import os
 
 import pytest
-import tensorflow as tf
 
-from bert_tf import tokenization, vocabulary
+from bert_tf import file_io, tokenization, vocabulary
 from tests.helpers import SHARED_DIR
 
 VOCAB_DIR = os.path.join(SHARED_DIR, "vocab")
@@ -67,7 +66,7 @@ def test_write_vocab_replaces_whole_file_or_leaves_it(tmp_path, monkeypatch):
 
   def failing_rename(*args, **kwargs):
     raise OSError("disk full")
-  monkeypatch.setattr(tf.io.gfile, "rename", failing_rename)
+  monkeypatch.setattr(file_io, "rename", failing_rename)
   with pytest.raises(OSError, match="disk full"):
     vocabulary.write_vocab(["[PAD]", "newer"], path)
   assert list(tokenization.load_vocab(path)) == ["[PAD]", "new", "tokens"]

@@ -68,7 +68,6 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
         logger.info("Wrote %d/%d instances (%.0f/s, %.0f s left)", index + 1,
                     len(instances), (index + 1) / elapsed,
                     (len(instances) - index - 1) * elapsed / (index + 1))
-    writer.commit()
   logger.info("Wrote %d total instances to %s in %.1f s", writer.written,
               ", ".join(output_files), time.time() - start)
   return writer.written

@@ -42,9 +42,9 @@ def char_classes():
   """Regex classes for each step of BasicTokenizer, from Python's tables.
 
   Returns a dict:
-    deleted: removed by _clean_text (U+0000, U+FFFD, Cc and Cf but \\t\\n\\r).
+    deleted: what cleaning removes (U+0000, U+FFFD, Cc and Cf but \\t\\n\\r).
     separators: every character other than " " that separates words and is
-      not deleted: _clean_text's whitespace (\\t, \\n, \\r, Zs) and the
+      not deleted: what cleaning turns into " " (\\t, \\n, \\r, Zs) and the
       rest of Python's str.split() whitespace (U+2028, U+2029).
     cjk: CJK ideographs, each made a word of its own.
     mark: Unicode Mn, dropped when stripping accents.
@@ -61,9 +61,10 @@ def char_classes():
     if (code > 127 and code != 0xFFFD
         and unicodedata.category(char) in _IN_NO_CLASS):
       continue
-    if code in (0, 0xFFFD) or tokenization.is_control(char):
+    cleaned = tokenization.cleaned_char(char)
+    if not cleaned:
       members["deleted"].append(code)
-    elif char != " " and (tokenization.is_whitespace(char) or char.isspace()):
+    elif char != " " and (cleaned == " " or char.isspace()):
       members["separators"].append(code)
     if unicodedata.category(char) == "Mn":
       members["mark"].append(code)

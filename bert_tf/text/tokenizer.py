@@ -10,7 +10,6 @@ implements the same greedy longest-match-first algorithm.
 
 import functools
 import logging
-import unicodedata
 
 import keras
 import tensorflow as tf
@@ -90,14 +89,11 @@ def lower_case_differences():
   chars = [chr(code) for plane in _ASSIGNED_PLANES for code in plane
            if not 0xD800 <= code < 0xE000]
   # Cleaning deletes these before lower-casing, so they cannot differ.
-  chars = [char for char in chars
-           if char not in "\x00\ufffd" and not tokenization.is_control(char)]
+  chars = [char for char in chars if tokenization.cleaned_char(char)]
   in_graph = _lower_and_strip_accents(tf.constant(chars)).numpy()
   differences = {}
   for char, graph_result in zip(chars, in_graph):
-    python_result = "".join(
-        c for c in unicodedata.normalize("NFD", char.lower())
-        if unicodedata.category(c) != "Mn")
+    python_result = tokenization.strip_accents(char.lower())
     graph_result = graph_result.decode("utf-8")
     if python_result != graph_result:
       differences[char] = (python_result, graph_result)
@@ -156,7 +152,6 @@ class InGraphTokenizer(keras.layers.Layer):
     self.vocab = tokenization.load_vocab(vocab_file)
     if tokenization.UNK_TOKEN not in self.vocab:
       raise ValueError(f"{vocab_file}: has no {tokenization.UNK_TOKEN} token")
-    self.unk_id = self.vocab[tokenization.UNK_TOKEN]
     self.sensitive_chars = version_sensitive_chars(self.vocab, do_lower_case)
     if self.sensitive_chars:
       logger.warning(

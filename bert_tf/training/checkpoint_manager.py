@@ -81,7 +81,5 @@ class CheckpointManager:
     """The index as the original's Saver writes it, atomically."""
     lines = [f'model_checkpoint_path: "{self.kept[-1]}"']
     lines += [f'all_model_checkpoint_paths: "{name}"' for name in self.kept]
-    state = os.path.join(self.directory, STATE_FILE)
-    with file_io.open_file(f"{state}.tmp", "w") as writer:
+    with file_io.atomic_write(os.path.join(self.directory, STATE_FILE)) as writer:
       writer.write("\n".join(lines) + "\n")
-    file_io.rename(f"{state}.tmp", state)

@@ -15,7 +15,6 @@ def write_file(path, first_ids, count=3, max_seq_length=8):
           input_ids=[101, first_ids + offset, 102, 9, 102],
           first_segment_length=3, masked_lm_positions=[1],
           masked_lm_ids=[5], is_random_next=False), max_seq_length, 2))
-    writer.commit()
   return str(path)
 
 

@@ -17,7 +17,6 @@ def write(path, instances, max_seq_length=8, max_predictions=3):
     for instance in instances:
       writer.write(pretraining_features.serialize_instance(
           instance, max_seq_length, max_predictions))
-    writer.commit()
   return str(path)
 
 

@@ -24,7 +24,6 @@ def test_round_robin_over_outputs(tmp_path):
   with RoundRobinWriter(outputs) as writer:
     for value in range(5):
       writer.write(example(value))
-    writer.commit()
   assert values(outputs[0]) == [0, 2, 4] and values(outputs[1]) == [1, 3]
   assert writer.written == 5
   assert sorted(os.listdir(tmp_path)) == ["x.tfrecord", "y.tfrecord"]
@@ -47,7 +46,6 @@ def test_framing_equals_tensorflows_writer(tmp_path):
   with RoundRobinWriter([ours]) as writer:
     for record in records:
       writer.write(record)
-    writer.commit()
   with tf.io.TFRecordWriter(theirs) as writer:
     for record in records:
       writer.write(record)
