@@ -2,6 +2,25 @@
 
 from keras import ops
 
+# The original adds this to the masked-LM weight sum, so that a batch
+# without predictions gives a loss of 0 rather than 0 / 0.
+MASKED_LM_EPSILON = 1e-5
+
+
+def masked_lm_example_losses(masked_lm_log_probs, masked_lm_ids):
+  """Negative log-likelihood of each masked token: [batch, num_predictions]."""
+  log_probs = ops.cast(masked_lm_log_probs, "float32")
+  return -ops.take_along_axis(
+      log_probs, ops.cast(masked_lm_ids, "int32")[..., None], axis=-1)[..., 0]
+
+
+def next_sentence_example_losses(next_sentence_log_probs,
+                                 next_sentence_labels):
+  """Negative log-likelihood of each example's label: [batch]."""
+  log_probs = ops.cast(next_sentence_log_probs, "float32")
+  labels = ops.reshape(ops.cast(next_sentence_labels, "int32"), (-1, 1))
+  return -ops.take_along_axis(log_probs, labels, axis=-1)[:, 0]
+
 
 def masked_lm_loss(masked_lm_log_probs, masked_lm_ids, masked_lm_weights):
   """Weighted mean negative log-likelihood of the masked tokens.
@@ -14,13 +33,10 @@ def masked_lm_loss(masked_lm_log_probs, masked_lm_ids, masked_lm_weights):
     masked_lm_ids: [batch_size, num_predictions] target ids.
     masked_lm_weights: [batch_size, num_predictions], 1.0 real, 0.0 padding.
   """
-  log_probs = ops.cast(masked_lm_log_probs, "float32")
   weights = ops.cast(masked_lm_weights, "float32")
-  per_example_loss = -ops.take_along_axis(
-      log_probs, ops.cast(masked_lm_ids, "int32")[..., None], axis=-1)[..., 0]
-  numerator = ops.sum(weights * per_example_loss)
-  denominator = ops.sum(weights) + 1e-5
-  return numerator / denominator
+  numerator = ops.sum(
+      weights * masked_lm_example_losses(masked_lm_log_probs, masked_lm_ids))
+  return numerator / (ops.sum(weights) + MASKED_LM_EPSILON)
 
 
 def next_sentence_loss(next_sentence_log_probs, next_sentence_labels):
@@ -30,9 +46,8 @@ def next_sentence_loss(next_sentence_log_probs, next_sentence_labels):
     next_sentence_log_probs: [batch_size, 2].
     next_sentence_labels: [batch_size] or [batch_size, 1].
   """
-  log_probs = ops.cast(next_sentence_log_probs, "float32")
-  labels = ops.reshape(ops.cast(next_sentence_labels, "int32"), (-1, 1))
-  return -ops.mean(ops.take_along_axis(log_probs, labels, axis=-1))
+  return ops.mean(next_sentence_example_losses(next_sentence_log_probs,
+                                               next_sentence_labels))
 
 
 def pretraining_loss(outputs, features):

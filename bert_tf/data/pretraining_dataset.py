@@ -17,8 +17,11 @@ _CYCLE_LENGTH = 4
 
 def pretraining_dataset(input_files, max_seq_length, max_predictions_per_seq,
                         batch_size, is_training, shuffle_buffer_size=100,
-                        seed=None):
+                        seed=None, num_workers=1):
   """A tf.data.Dataset of feature dicts (int32 ids, float32 weights).
+
+  num_workers: how many processes a multi-worker strategy splits the data
+    over; by file when there are enough files, else by record.
 
   Raises:
     ValueError: a file's records were written for other lengths; the
@@ -50,6 +53,12 @@ def pretraining_dataset(input_files, max_seq_length, max_predictions_per_seq,
       records = records.shuffle(shuffle_buffer_size, seed=seed)
   else:
     records = tf.data.TFRecordDataset(input_files).repeat()
+  options = tf.data.Options()
+  options.experimental_distribute.auto_shard_policy = (
+      tf.data.experimental.AutoShardPolicy.FILE
+      if len(input_files) >= num_workers
+      else tf.data.experimental.AutoShardPolicy.DATA)
   return (records.map(decode, num_parallel_calls=tf.data.AUTOTUNE)
           .batch(batch_size, drop_remainder=True)
-          .prefetch(tf.data.AUTOTUNE))
+          .prefetch(tf.data.AUTOTUNE)
+          .with_options(options))

@@ -57,6 +57,11 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
   decayed is decided by their original checkpoint names (see
   `decayed_variables`), as the original matched its variable names.
 
+  Under a tf.distribute strategy, the gradients given to apply() must
+  already be summed over replicas: bert_tf.training.Trainer sums them first,
+  so that clipping sees the global gradient's norm, as one device would
+  (Keras' own order clips each replica's gradient, then sums).
+
   Args:
     learning_rate: a float or a LearningRateSchedule of the step.
     decayed: the variables to apply weight decay to.
@@ -92,6 +97,9 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
              if isinstance(grad, tf.IndexedSlices) else grad
              for grad in grads]
     return super()._clip_gradients(grads)
+
+  def _all_reduce_sum_gradients(self, grads_and_vars):
+    return grads_and_vars  # already summed over replicas (see above)
 
   def slots(self, variable):
     """(adam_m, adam_v) of a variable."""

@@ -1,0 +1,64 @@
+"""What a runner optimises and reports, as sums over examples.
+
+A loss such as the original's masked-LM loss is a ratio: a sum over
+predictions divided by their weight. Split over replicas or micro-batches,
+the mean of per-part ratios is not the whole batch's ratio. An objective
+therefore gives the trainer each loss term as a numerator (from the model's
+outputs) and a denominator (from the features alone, so it can be summed
+over the global batch before any forward pass). The trainer divides every
+part's numerator by the global denominator, so the summed gradient is the
+gradient of exactly the loss one device would compute on the whole batch.
+
+Metrics are (sum, count) pairs, accumulated over steps as the original's
+tf.metrics were; every loss term is also reported as a metric.
+"""
+
+from keras import ops
+
+from bert_tf import losses
+
+
+class PretrainingObjective:
+  """The original run_pretraining's loss and evaluation metrics."""
+
+  # Added to each term's global denominator, as the original adds it.
+  denominator_epsilons = {"masked_lm_loss": losses.MASKED_LM_EPSILON,
+                          "next_sentence_loss": 0.0}
+
+  def loss_denominators(self, features):
+    """{term: float32 scalar}, from the features only."""
+    return {
+        "masked_lm_loss": ops.sum(
+            ops.cast(features["masked_lm_weights"], "float32")),
+        "next_sentence_loss": ops.cast(
+            ops.shape(features["next_sentence_labels"])[0], "float32"),
+    }
+
+  def loss_numerators(self, outputs, features):
+    """{term: float32 scalar}: the summed per-example losses."""
+    weights = ops.cast(features["masked_lm_weights"], "float32")
+    return {
+        "masked_lm_loss": ops.sum(weights * losses.masked_lm_example_losses(
+            outputs["masked_lm_log_probs"], features["masked_lm_ids"])),
+        "next_sentence_loss": ops.sum(losses.next_sentence_example_losses(
+            outputs["next_sentence_log_probs"],
+            features["next_sentence_labels"])),
+    }
+
+  def metric_sums(self, outputs, features):
+    """{name: (sum, count)} for the metrics beyond the loss terms."""
+    weights = ops.cast(features["masked_lm_weights"], "float32")
+    masked_lm_correct = ops.cast(ops.equal(
+        ops.argmax(outputs["masked_lm_log_probs"], axis=-1),
+        ops.cast(features["masked_lm_ids"], "int64")), "float32")
+    labels = ops.reshape(features["next_sentence_labels"], (-1,))
+    next_sentence_correct = ops.cast(ops.equal(
+        ops.argmax(outputs["next_sentence_log_probs"], axis=-1),
+        ops.cast(labels, "int64")), "float32")
+    return {
+        "masked_lm_accuracy": (ops.sum(weights * masked_lm_correct),
+                               ops.sum(weights)),
+        "next_sentence_accuracy": (
+            ops.sum(next_sentence_correct),
+            ops.cast(ops.shape(next_sentence_correct)[0], "float32")),
+    }

@@ -1,0 +1,291 @@
+"""The train and eval loops every runner shares, on any tf.distribute strategy.
+
+One training step, on each replica:
+  1. every loss term's denominator is summed over the global batch
+     (all replicas; see objectives.py);
+  2. the replica's batch is split into gradient_accumulation_steps
+     micro-batches, whose gradients are summed;
+  3. the gradients are summed over replicas, then clipped and applied by the
+     optimizer, which therefore sees the gradient one device would compute on
+     the whole global batch.
+iterations_per_loop steps run inside one tf.function between host visits,
+as the original's TPUEstimator loop did; after each loop the chief logs
+progress, writes TensorBoard summaries and, every save_checkpoints_steps
+and at the end, a checkpoint in the release format.
+"""
+
+import dataclasses
+import logging
+import os
+import time
+
+import numpy as np
+import tensorflow as tf
+
+from bert_tf import checkpoints, file_io
+from bert_tf.training import distribution, precision
+from bert_tf.training.checkpoint_manager import CheckpointManager
+from bert_tf.training.progress import Progress
+
+logger = logging.getLogger(__name__)
+
+SUM = tf.distribute.ReduceOp.SUM
+
+
+@dataclasses.dataclass
+class TrainingOptions:
+  """How to train; the runners fill it from their flags."""
+  num_train_steps: int
+  save_checkpoints_steps: int = 1000
+  iterations_per_loop: int = 1000
+  gradient_accumulation_steps: int = 1
+  keep_checkpoint_max: int = 5
+  use_xla: bool = False
+  dtype: str = "float32"
+
+
+class Trainer:
+  """Trains and evaluates a model for an objective, checkpointing as it goes.
+
+  Args:
+    strategy: the tf.distribute.Strategy that the model and optimizer were
+      created under.
+    model: a bert_tf model.
+    optimizer: an AdamWeightDecay or Lamb (its slots are checkpointed).
+    objective: e.g. objectives.PretrainingObjective().
+    output_dir: where checkpoints, summaries and results go.
+    options: TrainingOptions.
+  """
+
+  def __init__(self, strategy, model, optimizer, objective, output_dir,
+               options):
+    self.strategy = strategy
+    self.model = model
+    self.optimizer = optimizer
+    self.objective = objective
+    self.output_dir = output_dir
+    self.options = options
+    with strategy.scope():
+      self._updater = precision.with_loss_scaling(optimizer, options.dtype)
+      self._updater.build(model.trainable_variables)
+    self.checkpoints = CheckpointManager(model, optimizer, output_dir,
+                                         options.keep_checkpoint_max)
+    self.is_chief = distribution.is_chief(strategy)
+    self._gradients = tf.function(self._micro_batch_gradients,
+                                  jit_compile=options.use_xla)
+    self._forward = tf.function(self._eval_sums, jit_compile=options.use_xla)
+
+  @property
+  def global_step(self):
+    return int(self.optimizer.iterations.numpy())
+
+  def restore(self, init_checkpoint=None):
+    """Resumes from output_dir's newest checkpoint, else loads init_checkpoint.
+
+    Returns:
+      The global step training continues from.
+    """
+    step = self.checkpoints.restore_latest()
+    if step == 0 and init_checkpoint:
+      checkpoints.load_checkpoint(self.model, init_checkpoint)
+    return step
+
+  def train(self, dataset):
+    """Trains until options.num_train_steps, from the current global step.
+
+    Args:
+      dataset: batches of the global batch size (drop_remainder=True).
+    """
+    options = self.options
+    batch_size = _batch_size(dataset)
+    parts = self.strategy.num_replicas_in_sync * \
+        options.gradient_accumulation_steps
+    if batch_size % parts:
+      raise ValueError(
+          f"train batch size {batch_size} is not divisible by "
+          f"{self.strategy.num_replicas_in_sync} replicas x "
+          f"gradient_accumulation_steps={options.gradient_accumulation_steps}")
+    step = self.global_step
+    if step >= options.num_train_steps:
+      logger.info("Already trained to step %d of %d", step,
+                  options.num_train_steps)
+      return
+    iterator = iter(self.strategy.experimental_distribute_dataset(dataset))
+    writer = self._summary_writer(self.output_dir)
+    progress = Progress(step, options.num_train_steps, batch_size)
+    logger.info("***** Training from step %d to %d, batch size %d on %d "
+                "replicas *****", step, options.num_train_steps, batch_size,
+                self.strategy.num_replicas_in_sync)
+    while step < options.num_train_steps:
+      loop_end = min(options.num_train_steps, step + options.iterations_per_loop,
+                     (step // options.save_checkpoints_steps + 1)
+                     * options.save_checkpoints_steps)
+      totals = self._train_loop(iterator, tf.constant(loop_end - step))
+      previous, step = step, self.global_step
+      results = _means(totals, loop_end - previous)
+      results["learning_rate"] = float(self.optimizer.learning_rate)
+      progress.log(step, results)
+      with writer.as_default(step=step):
+        for name, value in results.items():
+          tf.summary.scalar(name, value)
+        tf.summary.scalar("examples_per_sec", progress.examples_per_sec)
+      if (step // options.save_checkpoints_steps
+          > previous // options.save_checkpoints_steps
+          or step >= options.num_train_steps):
+        self._save(step)
+    writer.flush()
+
+  def evaluate(self, dataset, steps):
+    """The objective's loss and metrics over `steps` batches.
+
+    Returns:
+      {"global_step": int, "loss": mean batch loss, each metric: float}, as
+      the original's eval_results.txt holds them.
+    """
+    iterator = iter(self.strategy.experimental_distribute_dataset(dataset))
+    logger.info("***** Evaluating %d batches at step %d *****", steps,
+                self.global_step)
+    start = time.time()
+    totals = self._eval_loop(iterator, tf.constant(steps))
+    results = {"global_step": self.global_step, **_means(totals, steps)}
+    logger.info("Evaluated %d batches in %.1f s", steps, time.time() - start)
+    writer = self._summary_writer(os.path.join(self.output_dir, "eval"))
+    with writer.as_default(step=self.global_step):
+      for name, value in results.items():
+        if name != "global_step":
+          tf.summary.scalar(name, value)
+    writer.flush()
+    return results
+
+  # --- inside tf.function -------------------------------------------------
+
+  @tf.function
+  def _train_loop(self, iterator, num_steps):
+    """num_steps (>= 1) training steps; the sums of their losses and metrics."""
+    def step():
+      return self._reduce(self.strategy.run(self._replica_train_step,
+                                            args=(next(iterator),)))
+    totals = step()
+    for _ in tf.range(num_steps - 1):
+      totals = tf.nest.map_structure(tf.add, totals, step())
+    return totals
+
+  @tf.function
+  def _eval_loop(self, iterator, num_steps):
+    """num_steps (>= 1) eval batches; the sums of their losses and metrics."""
+    def step():
+      sums = self._reduce(self.strategy.run(self._forward,
+                                            args=(next(iterator),)))
+      # Each batch's total loss, as the original's eval "loss" averages it.
+      sums["loss"] = tf.add_n([
+          sums["metrics"][term][0] / (sums["metrics"][term][1] + epsilon)
+          for term, epsilon in self.objective.denominator_epsilons.items()])
+      return sums
+    totals = step()
+    for _ in tf.range(num_steps - 1):
+      totals = tf.nest.map_structure(tf.add, totals, step())
+    return totals
+
+  def _replica_train_step(self, features):
+    context = tf.distribute.get_replica_context()
+    denominators = context.all_reduce(
+        SUM, self.objective.loss_denominators(features))
+    denominators = {term: value + self.objective.denominator_epsilons[term]
+                    for term, value in denominators.items()}
+    accumulation = self.options.gradient_accumulation_steps
+    if accumulation == 1:
+      gradients, sums = self._gradients(features, denominators)
+    else:
+      micro_batches = tf.nest.map_structure(
+          lambda tensor: tf.reshape(
+              tensor, [accumulation, -1] + tensor.shape[1:].as_list()),
+          features)
+      gradients, sums = self._gradients(
+          tf.nest.map_structure(lambda tensor: tensor[0], micro_batches),
+          denominators)
+      for index in tf.range(1, accumulation):
+        more_gradients, more_sums = self._gradients(
+            tf.nest.map_structure(lambda tensor: tensor[index],
+                                  micro_batches), denominators)
+        gradients = [a + b for a, b in zip(gradients, more_gradients)]
+        sums = tf.nest.map_structure(tf.add, sums, more_sums)
+    gradients = context.all_reduce(SUM, gradients)
+    self._updater.apply(gradients, self.model.trainable_variables)
+    return sums
+
+  def _micro_batch_gradients(self, features, denominators):
+    """Gradients of this part's share of the global loss, and its sums."""
+    variables = self.model.trainable_variables
+    with tf.GradientTape() as tape:
+      outputs = self.model(features, training=True)
+      numerators = self.objective.loss_numerators(outputs, features)
+      loss = tf.add_n([numerators[term] / denominators[term]
+                       for term in numerators])
+      scaled_loss = self._updater.scale_loss(loss)
+    gradients = [tf.convert_to_tensor(gradient) for gradient in
+                 tape.gradient(scaled_loss, variables)]
+    return gradients, {"loss": loss,
+                       "metrics": self._metric_sums(outputs, features,
+                                                    numerators)}
+
+  def _eval_sums(self, features):
+    outputs = self.model(features, training=False)
+    numerators = self.objective.loss_numerators(outputs, features)
+    return {"metrics": self._metric_sums(outputs, features, numerators)}
+
+  def _metric_sums(self, outputs, features, numerators):
+    """Every loss term as a (sum, count) metric, plus the objective's own."""
+    denominators = self.objective.loss_denominators(features)
+    return {**{term: (numerators[term], denominators[term])
+               for term in numerators},
+            **self.objective.metric_sums(outputs, features)}
+
+  def _reduce(self, per_replica):
+    return tf.nest.map_structure(
+        lambda value: self.strategy.reduce(SUM, value, axis=None),
+        per_replica)
+
+  # --- host side ------------------------------------------------------------
+
+  def _save(self, step):
+    if self.is_chief:
+      self.checkpoints.save(step)
+
+  def _summary_writer(self, directory):
+    if not self.is_chief:
+      return tf.summary.create_noop_writer()
+    file_io.makedirs(directory)
+    return tf.summary.create_file_writer(directory)
+
+
+def _means(totals, num_steps):
+  """{"loss": mean per step, metric: sum / count} as Python floats."""
+  results = {}
+  if "loss" in totals:
+    results["loss"] = float(totals["loss"]) / num_steps
+  for name, (total, count) in totals["metrics"].items():
+    results[name] = float(total) / float(count) if float(count) else 0.0
+  return results
+
+
+def _batch_size(dataset):
+  """The static batch size of a dataset batched with drop_remainder."""
+  size = tf.nest.flatten(dataset.element_spec)[0].shape[0]
+  if size is None:
+    raise ValueError("the training dataset must be batched with "
+                     "drop_remainder=True")
+  return size
+
+
+def write_eval_results(path, results):
+  """eval_results.txt as the original: `key = value`, keys sorted."""
+  lines = [f"{key} = {_original_str(results[key])}" for key in sorted(results)]
+  for line in lines:
+    logger.info("  %s", line)
+  with file_io.atomic_write(path) as writer:
+    writer.write("\n".join(lines) + "\n")
+
+
+def _original_str(value):
+  """str() of the numpy scalar the original's Estimator returned."""
+  return str(value) if isinstance(value, int) else str(np.float32(value))

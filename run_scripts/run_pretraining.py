@@ -1,0 +1,155 @@
+"""Pretrains BERT on masked-LM + next-sentence TFRecords.
+
+The original google-research/bert run_pretraining.py, same flags and
+defaults, on tf.distribute:
+
+    python run_scripts/run_pretraining.py \\
+      --input_file=/tmp/tf_examples.tfrecord --output_dir=/tmp/pretraining \\
+      --do_train=True --do_eval=True \\
+      --bert_config_file=uncased_L-12_H-768_A-12/bert_config.json \\
+      --init_checkpoint=uncased_L-12_H-768_A-12/bert_model.ckpt \\
+      --train_batch_size=32 --max_seq_length=128 --max_predictions_per_seq=20 \\
+      --num_train_steps=20 --num_warmup_steps=10 --learning_rate=2e-5
+
+Checkpoints are model.ckpt-<step> with the original names and adam_m/adam_v
+slots; running the same command again resumes from the newest. With
+--do_eval, eval_results.txt holds the original's keys. Distribution and
+precision: see training_flags.py (--tpu, --distribution_strategy, --dtype,
+--use_xla, ...).
+"""
+
+import os
+import sys
+
+import keras
+from absl import app, flags, logging
+
+import training_flags
+from bert_tf import file_io
+from bert_tf.config import BertConfig
+from bert_tf.data.pretraining_dataset import pretraining_dataset
+from bert_tf.models.pretrainer import BertPretrainer
+from bert_tf.training import distribution, optimization, precision
+from bert_tf.training.objectives import PretrainingObjective
+from bert_tf.training.trainer import Trainer, write_eval_results
+
+flags.DEFINE_string(
+    "bert_config_file", None,
+    "The config json file corresponding to the pre-trained BERT model. "
+    "This specifies the model architecture.")
+flags.DEFINE_string(
+    "input_file", None,
+    "Input TF example files (can be a glob or comma separated).")
+flags.DEFINE_string(
+    "output_dir", None,
+    "The output directory where the model checkpoints will be written.")
+flags.DEFINE_string(
+    "init_checkpoint", None,
+    "Initial checkpoint (usually from a pre-trained BERT model).")
+flags.DEFINE_integer(
+    "max_seq_length", 128,
+    "The maximum total input sequence length after WordPiece tokenization. "
+    "Sequences longer than this will be truncated, and sequences shorter "
+    "than this will be padded. Must match data generation.")
+flags.DEFINE_integer(
+    "max_predictions_per_seq", 20,
+    "Maximum number of masked LM predictions per sequence. "
+    "Must match data generation.")
+flags.DEFINE_bool("do_train", False, "Whether to run training.")
+flags.DEFINE_bool("do_eval", False, "Whether to run eval on the dev set.")
+flags.DEFINE_integer("train_batch_size", 32, "Total batch size for training.")
+flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.")
+flags.DEFINE_float("learning_rate", 5e-5, "The initial learning rate for Adam.")
+flags.DEFINE_integer("num_train_steps", 100000, "Number of training steps.")
+flags.DEFINE_integer("num_warmup_steps", 10000, "Number of warmup steps.")
+flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval steps.")
+flags.DEFINE_integer(
+    "shuffle_buffer_size", 100,
+    "Records shuffled at once (the original's 100). 0: no shuffling at all, "
+    "so that a run can be compared step by step with another.")
+FLAGS = flags.FLAGS
+
+
+def validate_flags():
+  if not FLAGS.do_train and not FLAGS.do_eval:
+    raise ValueError("At least one of `do_train` or `do_eval` must be True.")
+  for name in ("train_batch_size", "eval_batch_size", "max_eval_steps",
+               "num_train_steps", "max_seq_length", "max_predictions_per_seq"):
+    if FLAGS[name].value < 1:
+      raise ValueError(f"--{name}={FLAGS[name].value}: must be at least 1")
+  if FLAGS.num_warmup_steps < 0 or FLAGS.shuffle_buffer_size < 0:
+    raise ValueError("--num_warmup_steps and --shuffle_buffer_size must not "
+                     "be negative")
+  if FLAGS.init_checkpoint and not file_io.exists(
+      f"{FLAGS.init_checkpoint}.index"):
+    raise ValueError(f"--init_checkpoint={FLAGS.init_checkpoint}: no "
+                     f"{FLAGS.init_checkpoint}.index")
+
+
+def load_config():
+  config = BertConfig.from_json_file(FLAGS.bert_config_file)
+  if FLAGS.max_seq_length > config.max_position_embeddings:
+    raise ValueError(
+        f"--max_seq_length={FLAGS.max_seq_length} exceeds "
+        f"max_position_embeddings={config.max_position_embeddings} in "
+        f"{FLAGS.bert_config_file}")
+  return config
+
+
+def dataset(input_files, is_training, strategy):
+  return pretraining_dataset(
+      input_files, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
+      FLAGS.train_batch_size if is_training else FLAGS.eval_batch_size,
+      is_training=is_training, shuffle_buffer_size=FLAGS.shuffle_buffer_size,
+      seed=FLAGS.seed, num_workers=distribution.num_workers(strategy))
+
+
+def main(_):
+  try:
+    validate_flags()
+    config = load_config()
+    input_files = file_io.input_files(FLAGS.input_file)
+    options = training_flags.options(FLAGS.num_train_steps)
+    strategy = training_flags.strategy()
+    train_data = dataset(input_files, True, strategy) if FLAGS.do_train \
+        else None
+    eval_data = dataset(input_files, False, strategy) if FLAGS.do_eval \
+        else None
+  except (ValueError, OSError) as error:
+    sys.exit(f"run_pretraining: {error}")
+  logging.info("*** Input Files ***")
+  for input_file in input_files:
+    logging.info("  %s", input_file)
+  if FLAGS.seed is not None:
+    keras.utils.set_random_seed(FLAGS.seed)
+  file_io.makedirs(FLAGS.output_dir)
+
+  with strategy.scope(), precision.dtype_policy(FLAGS.dtype):
+    model = BertPretrainer(config)
+    optimizer = optimization.create_optimizer(
+        model, FLAGS.learning_rate, FLAGS.num_train_steps,
+        FLAGS.num_warmup_steps, FLAGS.optimizer)
+  trainer = Trainer(strategy, model, optimizer, PretrainingObjective(),
+                    FLAGS.output_dir, options)
+  step = trainer.restore(FLAGS.init_checkpoint)
+  if FLAGS.do_eval and not FLAGS.do_train and not step and \
+      not FLAGS.init_checkpoint:
+    sys.exit(f"run_pretraining: nothing to evaluate: no checkpoint in "
+             f"--output_dir={FLAGS.output_dir} and no --init_checkpoint")
+  try:
+    if FLAGS.do_train:
+      trainer.train(train_data)
+    if FLAGS.do_eval:
+      results = trainer.evaluate(eval_data, FLAGS.max_eval_steps)
+      if trainer.is_chief:
+        write_eval_results(os.path.join(FLAGS.output_dir, "eval_results.txt"),
+                           results)
+  except ValueError as error:
+    sys.exit(f"run_pretraining: {error}")
+
+
+if __name__ == "__main__":
+  flags.mark_flag_as_required("input_file")
+  flags.mark_flag_as_required("bert_config_file")
+  flags.mark_flag_as_required("output_dir")
+  app.run(main)
