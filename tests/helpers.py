@@ -1,6 +1,9 @@
 """Helpers shared by the tests: paths, tiny configs, layer checks."""
 
+import glob
 import os
+import subprocess
+import sys
 
 import numpy as np
 
@@ -9,6 +12,8 @@ import bert_tf
 PROJECT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED_DIR = os.path.join(os.path.dirname(PROJECT_DIR), "shared")
 ORIGINAL_TINY = os.path.join(SHARED_DIR, "reference", "original_tiny")
+ORIGINAL_TINY_TRAIN = os.path.join(SHARED_DIR, "reference",
+                                   "original_tiny_train")
 
 
 def tiny_config(**overrides):
@@ -52,3 +57,35 @@ def assert_layer_round_trips(layer, *call_args):
   clone.set_weights(layer.get_weights())
   np.testing.assert_array_equal(np.asarray(clone(*call_args)),
                                 np.asarray(expected))
+
+
+def run_script(script, flag_values, env=None, timeout=600):
+  """Runs run_scripts/<script>.py with --name=value flags; never raises."""
+  args = [f"--{name}={value}" for name, value in flag_values.items()]
+  return subprocess.run(
+      [sys.executable, os.path.join(PROJECT_DIR, "run_scripts", script),
+       *args], capture_output=True, text=True, timeout=timeout, check=False,
+      env=None if env is None else {**os.environ, **env})
+
+
+def assert_checkpoints_close(ours, theirs, atol):
+  """Same variable names, and every value within atol."""
+  import tensorflow as tf
+  ours, theirs = tf.train.load_checkpoint(ours), tf.train.load_checkpoint(theirs)
+  names = sorted(theirs.get_variable_to_shape_map())
+  assert sorted(ours.get_variable_to_shape_map()) == names
+  for name in names:
+    np.testing.assert_allclose(ours.get_tensor(name), theirs.get_tensor(name),
+                               atol=atol, rtol=0, err_msg=name)
+
+
+def read_scalars(directory, tag):
+  """{step: value} of a TensorBoard scalar written under `directory`."""
+  import tensorflow as tf
+  values = {}
+  for path in sorted(glob.glob(os.path.join(directory, "events.out.*"))):
+    for event in tf.compat.v1.train.summary_iterator(path):
+      for value in event.summary.value:
+        if value.tag == tag:
+          values[event.step] = float(tf.make_ndarray(value.tensor))
+  return values
