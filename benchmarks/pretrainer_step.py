@@ -163,8 +163,14 @@ def build_bert_tf_step(args, batch):
   return step, count_params(variables)
 
 
-def build_model_garden_step(args, batch):
-  """Model Garden BertPretrainerV2 + tf_keras Adam: (step_fn, num_params)."""
+def model_garden_pretrainer(args):
+  """Model Garden BertPretrainerV2 and a Dense(2) next-sentence head.
+
+  Returns:
+    (model, next_sentence_head, model_inputs, loss_fn): model_inputs maps a
+    batch in the original's feature names to Model Garden's; loss_fn(batch,
+    training) is the original's total loss in TensorFlow ops.
+  """
   gelu = lambda x: tf_keras.activations.gelu(x, approximate=True)
   initializer = lambda: tf_keras.initializers.TruncatedNormal(
       stddev=INITIALIZER_RANGE)
@@ -192,6 +198,27 @@ def build_model_garden_step(args, batch):
             "input_type_ids": batch["segment_ids"],
             "masked_lm_positions": batch["masked_lm_positions"]}
 
+  def loss_fn(batch, training):
+    outputs = model(model_inputs(batch), training=training)
+    weights = tf.cast(batch["masked_lm_weights"], tf.float32)
+    mlm_nll = tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=batch["masked_lm_ids"],
+        logits=tf.cast(outputs["mlm_logits"], tf.float32))
+    mlm_loss = tf.reduce_sum(weights * mlm_nll) / (
+        tf.reduce_sum(weights) + 1e-5)
+    nsp_logits = next_sentence_head(outputs["pooled_output"])
+    nsp_loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=tf.reshape(batch["next_sentence_labels"], [-1]),
+        logits=tf.cast(nsp_logits, tf.float32)))
+    return mlm_loss + nsp_loss
+
+  return model, next_sentence_head, model_inputs, loss_fn
+
+
+def build_model_garden_step(args, batch):
+  """Model Garden BertPretrainerV2 + tf_keras Adam: (step_fn, num_params)."""
+  model, next_sentence_head, model_inputs, loss_fn = \
+      model_garden_pretrainer(args)
   # The masked-LM head only creates its weights on the first call.
   model(model_inputs(batch))
   optimizer = tf_keras.optimizers.Adam(LEARNING_RATE)
@@ -200,16 +227,7 @@ def build_model_garden_step(args, batch):
   @tf.function(jit_compile=args.jit_compile)
   def step(batch):
     with tf.GradientTape() as tape:
-      outputs = model(model_inputs(batch), training=True)
-      weights = batch["masked_lm_weights"]
-      mlm_nll = tf.nn.sparse_softmax_cross_entropy_with_logits(
-          labels=batch["masked_lm_ids"], logits=outputs["mlm_logits"])
-      mlm_loss = tf.reduce_sum(weights * mlm_nll) / (
-          tf.reduce_sum(weights) + 1e-5)
-      nsp_loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
-          labels=batch["next_sentence_labels"],
-          logits=next_sentence_head(outputs["pooled_output"])))
-      loss = mlm_loss + nsp_loss
+      loss = loss_fn(batch, training=True)
     optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
     return loss
 

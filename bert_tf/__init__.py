@@ -10,6 +10,7 @@ __version__ = "0.1.0"
 
 # Public name -> module defining it.
 _EXPORTS = {
+    "BertClassifier": "bert_tf.models",
     "BertConfig": "bert_tf.config",
     "BertEncoder": "bert_tf.models",
     "BertPretrainer": "bert_tf.models",
@@ -23,8 +24,9 @@ _EXPORTS = {
     "PretrainedModel": "bert_tf.pretrained",
     "load_pretrained": "bert_tf.pretrained",
 }
-_SUBMODULES = ("checkpoints", "config", "data", "layers", "losses", "models",
-               "pretrained", "text", "tokenization", "vocabulary")
+_SUBMODULES = ("checkpoints", "config", "data", "evaluation", "export",
+               "layers", "losses", "models", "pretrained", "text",
+               "tokenization", "training", "vocabulary")
 
 __all__ = sorted(_EXPORTS) + list(_SUBMODULES)
 

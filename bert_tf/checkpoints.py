@@ -13,6 +13,7 @@ import uuid
 
 import tensorflow as tf
 
+from bert_tf.models.classifier import BertClassifier
 from bert_tf.models.encoder import BertEncoder
 from bert_tf.models.pretrainer import BertPretrainer
 
@@ -69,6 +70,11 @@ _HEAD_NAMES = {
         "cls/seq_relationship/output_weights":
             "next_sentence_head.output_weights",
         "cls/seq_relationship/output_bias": "next_sentence_head.output_bias",
+    },
+    # run_classifier creates its layer outside any scope.
+    BertClassifier: {
+        "output_weights": "output_head.output_weights",
+        "output_bias": "output_head.output_bias",
     },
 }
 

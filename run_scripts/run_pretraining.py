@@ -30,6 +30,7 @@ from bert_tf.config import BertConfig
 from bert_tf.data.pretraining_dataset import pretraining_dataset
 from bert_tf.models.pretrainer import BertPretrainer
 from bert_tf.training import distribution, optimization, precision
+from bert_tf.training.checkpoint_manager import CheckpointManager
 from bert_tf.training.objectives import PretrainingObjective
 from bert_tf.training.trainer import Trainer, write_eval_results
 
@@ -84,6 +85,10 @@ def validate_flags():
       f"{FLAGS.init_checkpoint}.index"):
     raise ValueError(f"--init_checkpoint={FLAGS.init_checkpoint}: no "
                      f"{FLAGS.init_checkpoint}.index")
+  if not FLAGS.do_train and not FLAGS.init_checkpoint and not file_io.exists(
+      os.path.join(FLAGS.output_dir, CheckpointManager.STATE_FILE)):
+    raise ValueError(f"nothing to evaluate: no checkpoint in --output_dir="
+                     f"{FLAGS.output_dir} and no --init_checkpoint")
 
 
 def load_config():
@@ -131,11 +136,7 @@ def main(_):
         FLAGS.num_warmup_steps, FLAGS.optimizer)
   trainer = Trainer(strategy, model, optimizer, PretrainingObjective(),
                     FLAGS.output_dir, options)
-  step = trainer.restore(FLAGS.init_checkpoint)
-  if FLAGS.do_eval and not FLAGS.do_train and not step and \
-      not FLAGS.init_checkpoint:
-    sys.exit(f"run_pretraining: nothing to evaluate: no checkpoint in "
-             f"--output_dir={FLAGS.output_dir} and no --init_checkpoint")
+  trainer.restore(FLAGS.init_checkpoint)
   try:
     if FLAGS.do_train:
       trainer.train(train_data)

@@ -212,6 +212,8 @@ def _free_port():
     ({"init_checkpoint": "/nonexistent/model.ckpt"},
      "--init_checkpoint=/nonexistent/model.ckpt"),
     ({"gradient_accumulation_steps": 0}, "--gradient_accumulation_steps=0"),
+    ({"do_train": False, "do_eval": True, "init_checkpoint": ""},
+     "nothing to evaluate: no checkpoint in --output_dir="),
     ({"input_file": "/nonexistent/*.tfrecord"}, "/nonexistent/*.tfrecord"),
 ])
 def test_bad_flags_fail_clearly_and_write_nothing(tmp_path, overrides,

@@ -13,9 +13,6 @@ from bert_tf import checkpoints, file_io
 
 logger = logging.getLogger(__name__)
 
-STATE_FILE = "checkpoint"
-
-
 class CheckpointManager:
   """Saves and restores a model with its AdamWeightDecay optimizer.
 
@@ -25,6 +22,8 @@ class CheckpointManager:
     directory: the output_dir.
     keep_checkpoint_max: how many of the newest checkpoints to keep.
   """
+
+  STATE_FILE = "checkpoint"  # the index the original's Saver writes
 
   def __init__(self, model, optimizer, directory, keep_checkpoint_max=5):
     self.model = model
@@ -65,7 +64,7 @@ class CheckpointManager:
 
   def _listed_checkpoints(self):
     """Names in the index file, oldest first, that still exist."""
-    state = os.path.join(self.directory, STATE_FILE)
+    state = os.path.join(self.directory, self.STATE_FILE)
     if not file_io.exists(state):
       return []
     names = []
@@ -81,5 +80,6 @@ class CheckpointManager:
     """The index as the original's Saver writes it, atomically."""
     lines = [f'model_checkpoint_path: "{self.kept[-1]}"']
     lines += [f'all_model_checkpoint_paths: "{name}"' for name in self.kept]
-    with file_io.atomic_write(os.path.join(self.directory, STATE_FILE)) as writer:
+    state = os.path.join(self.directory, self.STATE_FILE)
+    with file_io.atomic_write(state) as writer:
       writer.write("\n".join(lines) + "\n")

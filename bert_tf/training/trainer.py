@@ -110,7 +110,7 @@ class Trainer:
       logger.info("Already trained to step %d of %d", step,
                   options.num_train_steps)
       return
-    iterator = iter(self.strategy.experimental_distribute_dataset(dataset))
+    iterator = self.iterator(dataset)
     writer = self._summary_writer(self.output_dir)
     progress = Progress(step, options.num_train_steps, batch_size)
     logger.info("***** Training from step %d to %d, batch size %d on %d "
@@ -120,9 +120,8 @@ class Trainer:
       loop_end = min(options.num_train_steps, step + options.iterations_per_loop,
                      (step // options.save_checkpoints_steps + 1)
                      * options.save_checkpoints_steps)
-      totals = self._train_loop(iterator, tf.constant(loop_end - step))
+      results = self.train_steps(iterator, loop_end - step)
       previous, step = step, self.global_step
-      results = _means(totals, loop_end - previous)
       results["learning_rate"] = float(self.optimizer.learning_rate)
       progress.log(step, results)
       with writer.as_default(step=step):
@@ -135,6 +134,20 @@ class Trainer:
         self._save(step)
     writer.flush()
 
+  def iterator(self, dataset):
+    """An iterator over a dataset of global batches, split over replicas."""
+    return iter(self.strategy.experimental_distribute_dataset(dataset))
+
+  def train_steps(self, iterator, num_steps):
+    """num_steps training steps in one tf.function, nothing else (no
+    checkpoint, summary or log).
+
+    Returns:
+      {"loss": mean loss, metric: value} over those steps.
+    """
+    return _means(self._train_loop(iterator, tf.constant(num_steps)),
+                  num_steps)
+
   def evaluate(self, dataset, steps):
     """The objective's loss and metrics over `steps` batches.
 
@@ -142,7 +155,7 @@ class Trainer:
       {"global_step": int, "loss": mean batch loss, each metric: float}, as
       the original's eval_results.txt holds them.
     """
-    iterator = iter(self.strategy.experimental_distribute_dataset(dataset))
+    iterator = self.iterator(dataset)
     logger.info("***** Evaluating %d batches at step %d *****", steps,
                 self.global_step)
     start = time.time()

@@ -1,0 +1,72 @@
+"""BertClassifier: run_classifier's model, the encoder plus one output layer."""
+
+import keras
+from keras import ops
+
+from bert_tf.layers.classification_head import ClassificationHead
+from bert_tf.models.encoder import BertEncoder, as_config
+
+
+class BertClassifier(keras.Model):
+  """The original run_classifier's create_model.
+
+  Dropout 0.1 (the original's fixed rate) on the pooled output, then
+  logits = pooled @ output_weights^T + output_bias, with output_weights
+  [num_labels, hidden_size] and output_bias [num_labels] at the top level
+  of the checkpoint, as the original names them. With num_labels=1 it is a
+  regressor (STS-B): the single logit is the prediction.
+
+  Args:
+    config: a BertConfig (or its dict).
+    num_labels: the number of classes, or 1 for regression.
+
+  Inputs: the encoder's dict (input_ids, input_mask, segment_ids).
+
+  Outputs: a dict with logits [batch_size, num_labels] and either
+    probabilities [batch_size, num_labels] (softmax) or, for regression,
+    predictions [batch_size]; all float32.
+
+  Example:
+    >>> from bert_tf.config import BertConfig
+    >>> config = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2,
+    ...                     num_attention_heads=2, intermediate_size=32)
+    >>> model = BertClassifier(config, num_labels=3)
+    >>> model({"input_ids": ops.ones((2, 4), "int32")})["probabilities"].shape
+    TensorShape([2, 3])
+  """
+
+  def __init__(self, config, num_labels, **kwargs):
+    super().__init__(**kwargs)
+    self.config = as_config(config)
+    self.num_labels = num_labels
+    self.encoder = BertEncoder(self.config, name="bert")
+    self.dropout = keras.layers.Dropout(0.1)
+    self.output_head = ClassificationHead(
+        num_classes=num_labels, initializer_range=self.config.initializer_range,
+        name="output")
+    self.build()
+
+  @property
+  def is_regression(self):
+    return self.num_labels == 1
+
+  def build(self, input_shape=None):
+    self.output_head.build((None, self.config.hidden_size))
+    self.built = True
+
+  def call(self, inputs, training=None):
+    pooled_output = self.encoder(inputs, training=training)["pooled_output"]
+    logits = ops.cast(self.output_head(
+        self.dropout(pooled_output, training=training)), "float32")
+    if self.is_regression:
+      return {"logits": logits, "predictions": logits[:, 0]}
+    return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(config=self.config.to_dict(), num_labels=self.num_labels)
+    return config
+
+  @classmethod
+  def from_config(cls, config):
+    return cls(**config)
