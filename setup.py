@@ -20,6 +20,8 @@ setuptools.setup(
         "google-crc32c",
         "absl-py",
         "numpy",
+        "scikit-learn",
+        "scipy",
     ],
     extras_require={
         "test": [

@@ -62,3 +62,42 @@ class PretrainingObjective:
             ops.sum(next_sentence_correct),
             ops.cast(ops.shape(next_sentence_correct)[0], "float32")),
     }
+
+
+class ClassificationObjective:
+  """run_classifier's loss: mean cross-entropy over the real examples (mean
+  squared error for a regressor), and accuracy."""
+
+  denominator_epsilons = {"classification_loss": 0.0}
+
+  def __init__(self, is_regression=False):
+    self.is_regression = is_regression
+
+  def loss_denominators(self, features):
+    return {"classification_loss": ops.sum(
+        ops.cast(features["is_real_example"], "float32"))}
+
+  def loss_numerators(self, outputs, features):
+    return {"classification_loss": ops.sum(
+        ops.cast(features["is_real_example"], "float32")
+        * example_losses(outputs, features["label_ids"],
+                         self.is_regression))}
+
+  def metric_sums(self, outputs, features):
+    if self.is_regression:
+      return {}
+    real = ops.cast(features["is_real_example"], "float32")
+    correct = ops.cast(ops.equal(
+        ops.argmax(outputs["logits"], axis=-1),
+        ops.cast(features["label_ids"], "int64")), "float32")
+    return {"accuracy": (ops.sum(real * correct), ops.sum(real))}
+
+
+def example_losses(outputs, label_ids, is_regression):
+  """Per-example loss of a BertClassifier's outputs: [batch]."""
+  if is_regression:
+    return ops.square(outputs["predictions"]
+                      - ops.cast(label_ids, "float32"))
+  log_probs = ops.log_softmax(outputs["logits"], axis=-1)
+  labels = ops.reshape(ops.cast(label_ids, "int32"), (-1, 1))
+  return -ops.take_along_axis(log_probs, labels, axis=-1)[:, 0]

@@ -74,6 +74,9 @@ class Trainer:
     self._gradients = tf.function(self._micro_batch_gradients,
                                   jit_compile=options.use_xla)
     self._forward = tf.function(self._eval_sums, jit_compile=options.use_xla)
+    self._forward_outputs = tf.function(
+        lambda features: self.model(features, training=False),
+        jit_compile=options.use_xla)
 
   @property
   def global_step(self):
@@ -170,7 +173,37 @@ class Trainer:
     writer.flush()
     return results
 
+  def predict(self, dataset, num_batches):
+    """The model's outputs for num_batches batches, in dataset order.
+
+    The dataset's features must include example_index (int32, the example's
+    position; padding rows are dropped by their is_real_example of 0), which
+    puts the gathered outputs back in order whatever the sharding.
+
+    Returns:
+      {output name: numpy array [num real examples, ...]}.
+    """
+    iterator = self.iterator(dataset)
+    batches = [self._predict_step(next(iterator)) for _ in range(num_batches)]
+    outputs = {name: np.concatenate([batch[name].numpy() for batch in batches])
+               for name in batches[0]}
+    keep = outputs.pop("is_real_example") > 0
+    order = np.argsort(outputs.pop("example_index")[keep], kind="stable")
+    return {name: value[keep][order] for name, value in outputs.items()}
+
   # --- inside tf.function -------------------------------------------------
+
+  @tf.function
+  def _predict_step(self, features):
+    outputs = self.strategy.run(self._predict_outputs, args=(features,))
+    return tf.nest.map_structure(
+        lambda value: self.strategy.gather(value, axis=0), outputs)
+
+  def _predict_outputs(self, features):
+    outputs = dict(self._forward_outputs(features))
+    for name in ("example_index", "is_real_example"):
+      outputs[name] = features[name]
+    return outputs
 
   @tf.function
   def _train_loop(self, iterator, num_steps):

@@ -1,0 +1,1 @@
+"""Task metrics computed from all of a run's predictions."""
