@@ -1,0 +1,306 @@
+"""run_scripts/run_classifier.py end to end on small generated tasks."""
+
+import json
+import os
+import random
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from bert_tf import tokenization
+from bert_tf.data import classifier_features, glue
+from tests.helpers import PROJECT_DIR, run_script, tiny_config
+
+VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
+POSITIVE = ["return", "this", "with", "that", "object"]
+NEGATIVE = ["string", "file", "from", "will", "default"]
+
+
+def filler_words():
+  with open(VOCAB, encoding="utf-8") as reader:
+    words = [line.strip() for line in reader]
+  return [word for word in words if word.isalpha() and len(word) > 3
+          and word not in POSITIVE + NEGATIVE][:300]
+
+
+def keyword_sentences(rng, count):
+  """Sentences of filler words with one keyword that decides the label."""
+  filler = filler_words()
+  for _ in range(count):
+    label = rng.randrange(2)
+    words = rng.sample(filler, rng.randint(3, 10))
+    words.insert(rng.randrange(len(words) + 1),
+                 rng.choice(POSITIVE if label else NEGATIVE))
+    yield " ".join(words), str(label)
+
+
+def write_tsv(path, header, rows):
+  path.parent.mkdir(parents=True, exist_ok=True)
+  path.write_text("\n".join("\t".join(row) for row in [header, *rows]) + "\n",
+                  encoding="utf-8")
+
+
+def write_config(path, **overrides):
+  config = tiny_config(vocab_size=len(open(VOCAB).readlines()), **overrides)
+  path.write_text(config.to_json_string())
+  return str(path)
+
+
+def classify(tmp_path, data_dir, **overrides):
+  flag_values = {
+      "task_name": "SST-2", "data_dir": data_dir, "vocab_file": VOCAB,
+      "bert_config_file": write_config(tmp_path / "bert_config.json"),
+      "output_dir": tmp_path / "output", "max_seq_length": 32,
+      "learning_rate": 1e-3, "num_train_epochs": 5, "iterations_per_loop": 20,
+      "eval_batch_size": 64, "predict_batch_size": 16, "seed": 1,
+      **overrides}
+  return run_script("run_classifier.py", flag_values)
+
+
+@pytest.fixture(scope="module")
+def sentiment_run(tmp_path_factory):
+  """A keyword task in SST-2's files, learned from a random tiny model."""
+  tmp_path = tmp_path_factory.mktemp("sentiment")
+  rng = random.Random(0)
+  data_dir = tmp_path / "data"
+  write_tsv(data_dir / "train.tsv", ["sentence", "label"],
+            keyword_sentences(rng, 1000))
+  write_tsv(data_dir / "dev.tsv", ["sentence", "label"],
+            keyword_sentences(rng, 200))
+  test_texts = [text for text, _ in keyword_sentences(rng, 37)]
+  write_tsv(data_dir / "test.tsv", ["index", "sentence"],
+            [[str(100 + index), text] for index, text in
+             enumerate(test_texts)])
+  result = classify(tmp_path, str(data_dir), do_train=True, do_eval=True,
+                    do_predict=True, export_dir=tmp_path / "export")
+  assert result.returncode == 0, result.stderr
+  return tmp_path, test_texts
+
+
+def read_results(path):
+  with open(path) as reader:
+    return dict(line.rstrip("\n").split(" = ") for line in reader)
+
+
+def test_fine_tuning_learns_the_task(sentiment_run):
+  tmp_path, _ = sentiment_run
+  results = read_results(tmp_path / "output" / "eval_results.txt")
+  assert list(results) == ["eval_accuracy", "eval_loss", "global_step",
+                           "loss"]
+  assert results["global_step"] == str(int(1000 / 32 * 5))
+  assert float(results["eval_accuracy"]) >= 0.9
+
+
+def test_test_results_and_submission_file(sentiment_run):
+  tmp_path, test_texts = sentiment_run
+  lines = (tmp_path / "output" / "test_results.tsv").read_text().splitlines()
+  probabilities = np.array([[float(value) for value in line.split("\t")]
+                            for line in lines])
+  assert probabilities.shape == (len(test_texts), 2)
+  np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-5)
+  submission = (tmp_path / "output" / "SST-2.tsv").read_text().splitlines()
+  assert submission[0] == "index\tprediction"
+  rows = [line.split("\t") for line in submission[1:]]
+  assert [index for index, _ in rows] == [str(100 + i)
+                                          for i in range(len(test_texts))]
+  assert [label for _, label in rows] == [
+      str(row.argmax()) for row in probabilities]
+  # the model learned the keywords
+  expected = ["1" if set(text.split()) & set(POSITIVE) else "0"
+              for text in test_texts]
+  assert np.mean([label == want for (_, label), want in
+                  zip(rows, expected)]) >= 0.9
+
+
+SERVING_CHECK = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow.core.protobuf import saved_model_pb2
+    from tensorflow.python.framework import op_def_registry
+
+    export_dir, features_path, pairs = sys.argv[1], sys.argv[2], sys.argv[3]
+    # serving_default must need no tensorflow_text op: check before loading it
+    proto = saved_model_pb2.SavedModel()
+    with open(export_dir + "/saved_model.pb", "rb") as reader:
+      proto.ParseFromString(reader.read())
+    graph = proto.meta_graphs[0]
+    functions = {function.signature.name: function
+                 for function in graph.graph_def.library.function}
+    nodes = {node.name: node for node in graph.graph_def.node}
+    def called(attrs):
+      for value in attrs.values():
+        if value.func.name:
+          yield value.func.name
+        yield from (function.name for function in value.list.func)
+    pending = [name for output in
+               graph.signature_def["serving_default"].outputs.values()
+               for name in called(nodes[output.name.split(":")[0]].attr)]
+    ops, seen = set(), set()
+    while pending:
+      name = pending.pop()
+      if name in seen:
+        continue
+      seen.add(name)
+      for node in functions[name].node_def:
+        ops.add(node.op)
+        pending.extend(called(node.attr))
+    unregistered = sorted(op for op in ops if op_def_registry.get(op) is None)
+    assert "bert_tf" not in sys.modules
+
+    import tensorflow_text  # serve_text's ops
+    loaded = tf.saved_model.load(export_dir)
+    features = np.load(features_path, allow_pickle=False)
+    by_ids = loaded.signatures["serving_default"](
+        **{name: tf.constant(features[name]) for name in
+           ("input_ids", "input_mask", "segment_ids")})
+    texts = {"text_a": tf.constant(features["text_a"])}
+    if pairs == "1":
+      texts["text_b"] = tf.constant(features["text_b"])
+    by_text = loaded.signatures["serve_text"](**texts)
+    print(json.dumps({
+        "unregistered": unregistered,
+        "signatures": sorted(loaded.signatures),
+        "by_ids": {k: v.numpy().tolist() for k, v in by_ids.items()},
+        "by_text": {k: (v.numpy().astype(str).tolist() if v.dtype == tf.string
+                        else v.numpy().tolist()) for k, v in by_text.items()},
+        "assert_no_bert_tf": "bert_tf" not in sys.modules}))
+    """)
+
+
+def query_export(tmp_path, version_dir, task, examples, max_seq_length=32):
+  """Runs both signatures in a process without bert_tf."""
+  features = classifier_features.convert_examples(
+      examples, task, tokenization.FullTokenizer(VOCAB, True), max_seq_length)
+  features_path = str(tmp_path / "features.npz")
+  pairs = examples[0].text_b is not None
+  np.savez(features_path, text_a=[example.text_a for example in examples],
+           text_b=[example.text_b or "" for example in examples], **features)
+  result = subprocess.run(
+      [sys.executable, "-c", SERVING_CHECK, str(version_dir), features_path,
+       "1" if pairs else "0"], capture_output=True, text=True, timeout=300,
+      check=False, cwd=str(tmp_path))
+  assert result.returncode == 0, result.stderr
+  answer = json.loads(result.stdout.strip().splitlines()[-1])
+  assert answer["unregistered"] == []
+  assert answer["signatures"] == ["serve_text", "serving_default"]
+  assert answer["assert_no_bert_tf"]
+  return answer
+
+
+def test_export_serves_ids_and_raw_text_like_the_library(sentiment_run):
+  tmp_path, test_texts = sentiment_run
+  assert sorted(os.listdir(tmp_path / "export")) == ["1"]
+  task = glue.get_task("sst-2")
+  examples = glue.read_examples(task, str(tmp_path / "data"), "test")
+  answer = query_export(tmp_path, tmp_path / "export" / "1", task, examples)
+  library = np.loadtxt(tmp_path / "output" / "test_results.tsv", ndmin=2)
+  np.testing.assert_allclose(answer["by_ids"]["probabilities"], library,
+                             atol=1e-5)
+  np.testing.assert_allclose(answer["by_text"]["probabilities"], library,
+                             atol=1e-5)
+  submission = (tmp_path / "output" / "SST-2.tsv").read_text().splitlines()
+  assert answer["by_text"]["labels"] == [line.split("\t")[1]
+                                         for line in submission[1:]]
+
+
+def test_a_finished_run_resumes_and_exports_a_new_version(sentiment_run):
+  tmp_path, _ = sentiment_run
+  result = classify(tmp_path, str(tmp_path / "data"), do_train=True,
+                    export_dir=tmp_path / "export")
+  assert result.returncode == 0, result.stderr
+  assert "Already trained to step 156 of 156" in result.stderr
+  assert sorted(os.listdir(tmp_path / "export")) == ["1", "2"]
+
+
+STS_HEADER = ["index", "genre", "filename", "year", "old_index", "source1",
+              "source2", "sentence1", "sentence2", "score"]
+
+
+def test_sts_b_regression_exports_predictions(tmp_path):
+  rng = random.Random(1)
+  data_dir = tmp_path / "data"
+  rows = lambda count, labelled: [
+      [str(index), "main", "f", "2012", "0", "s", "s", a, b]
+      + ([f"{float(label) * 5:.1f}"] if labelled else [])
+      for index, (a, label), (b, _) in zip(
+          range(count), keyword_sentences(rng, count),
+          keyword_sentences(rng, count))]
+  write_tsv(data_dir / "train.tsv", STS_HEADER, rows(64, True))
+  write_tsv(data_dir / "dev.tsv", STS_HEADER, rows(16, True))
+  write_tsv(data_dir / "test.tsv", STS_HEADER[:-1], rows(5, False))
+  result = classify(tmp_path, str(data_dir), task_name="STS-B",
+                    do_train=True, do_eval=True, do_predict=True,
+                    num_train_epochs=1, export_dir=tmp_path / "export")
+  assert result.returncode == 0, result.stderr
+  results = read_results(tmp_path / "output" / "eval_results.txt")
+  assert list(results) == ["eval_loss", "global_step", "loss", "pearson",
+                           "spearman"]
+  predictions = np.loadtxt(tmp_path / "output" / "test_results.tsv")
+  assert predictions.shape == (5,)
+  task = glue.get_task("sts-b")
+  answer = query_export(tmp_path, tmp_path / "export" / "1", task,
+                        glue.read_examples(task, str(data_dir), "test"))
+  np.testing.assert_allclose(answer["by_text"]["predictions"], predictions,
+                             atol=1e-5)
+  assert "labels" not in answer["by_text"]
+
+
+MNLI_COLUMNS = ["index", "promptID", "pairID", "genre", "s1_binary",
+                "s2_binary", "s1_parse", "s2_parse", "sentence1", "sentence2"]
+
+
+def test_mnli_writes_matched_and_mismatched_results(tmp_path):
+  rng = random.Random(2)
+  labels = ["contradiction", "entailment", "neutral"]
+  def rows(count, labelled):
+    return [[str(index), "1", "1n", "fiction", "-", "-", "-", "-", a, b]
+            + ([labels[int(label)]] if labelled else [])
+            for index, (a, label), (b, _) in zip(
+                range(count), keyword_sentences(rng, count),
+                keyword_sentences(rng, count))]
+  data_dir = tmp_path / "data"
+  write_tsv(data_dir / "train.tsv", MNLI_COLUMNS + ["gold_label"],
+            rows(64, True))
+  for name in ("dev_matched", "dev_mismatched"):
+    write_tsv(data_dir / f"{name}.tsv", MNLI_COLUMNS + ["gold_label"],
+              rows(10, True))
+  for name in ("test_matched", "test_mismatched"):
+    write_tsv(data_dir / f"{name}.tsv", MNLI_COLUMNS, rows(6, False))
+  result = classify(tmp_path, str(data_dir), task_name="MNLI", do_train=True,
+                    do_eval=True, do_predict=True, num_train_epochs=1)
+  assert result.returncode == 0, result.stderr
+  output = tmp_path / "output"
+  for suffix in ("", "_mismatched"):
+    assert "eval_accuracy" in read_results(output / f"eval_results{suffix}.txt")
+    assert np.loadtxt(output / f"test_results{suffix}.tsv").shape == (6, 3)
+  for name in ("MNLI-m.tsv", "MNLI-mm.tsv"):
+    rows = (output / name).read_text().splitlines()[1:]
+    assert len(rows) == 6
+    assert {row.split("\t")[1] for row in rows} <= set(labels)
+
+
+@pytest.mark.parametrize("train_rows, overrides, message", [
+    ([["a good film", "1"], ["no label column"]], {},
+     "train.tsv:3: expected at least 2 tab-separated columns, found 1"),
+    ([["a good film", "positive"]], {},
+     "train.tsv:2: label 'positive' is not one of ['0', '1']"),
+    ([], {}, "train.tsv: no examples"),
+    ([["a good film", "1"]], {"task_name": "imdb"},
+     "--task_name=imdb: unknown task"),
+    ([["a good film", "1"]], {"do_eval": True}, "dev.tsv: no such file"),
+])
+def test_bad_input_fails_clearly_and_writes_nothing(tmp_path, train_rows,
+                                                    overrides, message):
+  data_dir = tmp_path / "data"
+  write_tsv(data_dir / "train.tsv", ["sentence", "label"], train_rows)
+  output_dir = tmp_path / "output"
+  output_dir.mkdir()
+  (output_dir / "notes.txt").write_text("kept")
+  result = classify(tmp_path, str(data_dir), do_train=True, **overrides)
+  assert result.returncode != 0
+  assert message in result.stderr.strip().splitlines()[-1]
+  assert os.listdir(output_dir) == ["notes.txt"]
