@@ -71,8 +71,12 @@ def atomic_write(path, mode="w"):
 
   It is written under a temporary name and renamed over `path` when the
   block ends normally; if the block raises, the temporary file is removed
-  and whatever was at `path` stays as it was.
+  and whatever was at `path` stays as it was. Missing parent directories
+  are created.
   """
+  directory = path.rpartition("/")[0]
+  if directory:
+    makedirs(directory)
   temporary = f"{path}.tmp-{uuid.uuid4().hex}"
   try:
     with open_file(temporary, mode) as file:

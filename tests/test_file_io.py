@@ -20,6 +20,13 @@ def test_atomic_write_replaces_only_when_complete(tmp_path):
   assert os.listdir(tmp_path) == ["out.txt"]
 
 
+def test_atomic_write_creates_missing_directories(tmp_path):
+  path = tmp_path / "new" / "dir" / "out.txt"
+  with file_io.atomic_write(str(path)) as writer:
+    writer.write("text")
+  assert path.read_text() == "text"
+
+
 def test_input_files_names_the_flag_and_the_glob(tmp_path):
   (tmp_path / "b.txt").write_text("text")
   (tmp_path / "a.txt").write_text("text")
