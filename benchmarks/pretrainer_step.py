@@ -69,9 +69,10 @@ MAX_POSITION_EMBEDDINGS = 512
 TYPE_VOCAB_SIZE = 2
 
 
-def parse_args():
+def model_argument_parser(description):
+  """Flags for the model and batch shape, shared by the benchmarks."""
   parser = argparse.ArgumentParser(
-      description=__doc__.split("\n", 1)[0],
+      description=description,
       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
   parser.add_argument("--num_layers", type=int, default=4)
   parser.add_argument("--hidden_size", type=int, default=256)
@@ -82,6 +83,11 @@ def parse_args():
   parser.add_argument("--batch_size", type=int, default=32)
   parser.add_argument("--num_predictions", type=int, default=20,
                       help="masked-LM predictions per sequence")
+  return parser
+
+
+def parse_args():
+  parser = model_argument_parser(__doc__.split("\n", 1)[0])
   parser.add_argument("--steps", type=int, default=20,
                       help="timed steps per implementation")
   parser.add_argument("--warmup_steps", type=int, default=3,

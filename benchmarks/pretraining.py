@@ -67,17 +67,7 @@ EXAMPLES_PER_FILE_BATCH = 16  # the file holds this many batches
 
 
 def parse_args():
-  parser = argparse.ArgumentParser(
-      description=__doc__.split("\n", 1)[0],
-      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-  parser.add_argument("--num_layers", type=int, default=4)
-  parser.add_argument("--hidden_size", type=int, default=256)
-  parser.add_argument("--num_heads", type=int, default=4)
-  parser.add_argument("--intermediate_size", type=int, default=1024)
-  parser.add_argument("--vocab_size", type=int, default=30522)
-  parser.add_argument("--seq_length", type=int, default=128)
-  parser.add_argument("--batch_size", type=int, default=32)
-  parser.add_argument("--num_predictions", type=int, default=20)
+  parser = pretrainer_step.model_argument_parser(__doc__.split("\n", 1)[0])
   parser.add_argument("--loop_steps", type=int, default=5,
                       help="steps per tf.function call (iterations_per_loop)")
   parser.add_argument("--rounds", type=int, default=3,

@@ -29,7 +29,6 @@ from absl import app, flags, logging
 
 import training_flags
 from bert_tf import export, file_io, tokenization, vocabulary
-from bert_tf.config import BertConfig
 from bert_tf.data import classifier_features, glue
 from bert_tf.evaluation.glue_metrics import glue_metrics
 from bert_tf.models.classifier import BertClassifier
@@ -101,23 +100,11 @@ def validate_flags():
   for name in ("vocab_file", "bert_config_file"):
     if not file_io.exists(FLAGS[name].value):
       raise ValueError(f"--{name}: {FLAGS[name].value} does not exist")
-  if FLAGS.init_checkpoint and not file_io.exists(
-      f"{FLAGS.init_checkpoint}.index"):
-    raise ValueError(f"--init_checkpoint={FLAGS.init_checkpoint}: no "
-                     f"{FLAGS.init_checkpoint}.index")
+  training_flags.check_init_checkpoint(FLAGS.init_checkpoint)
   tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case,
                                                 FLAGS.init_checkpoint)
   vocabulary.check_do_lower_case(FLAGS.vocab_file, FLAGS.do_lower_case)
 
-
-def load_config():
-  config = BertConfig.from_json_file(FLAGS.bert_config_file)
-  if FLAGS.max_seq_length > config.max_position_embeddings:
-    raise ValueError(
-        f"Cannot use sequence length {FLAGS.max_seq_length} because the BERT "
-        f"model was only trained up to sequence length "
-        f"{config.max_position_embeddings}")
-  return config
 
 
 def read_splits(task):
@@ -170,7 +157,8 @@ def predict(trainer, features, batch_size):
 def main(_):
   try:
     validate_flags()
-    config = load_config()
+    config = training_flags.load_bert_config(FLAGS.bert_config_file,
+                                             FLAGS.max_seq_length)
     task = glue.get_task(FLAGS.task_name, FLAGS.xnli_language)
     splits = read_splits(task)
     options_steps = 0

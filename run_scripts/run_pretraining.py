@@ -26,7 +26,6 @@ from absl import app, flags, logging
 
 import training_flags
 from bert_tf import file_io
-from bert_tf.config import BertConfig
 from bert_tf.data.pretraining_dataset import pretraining_dataset
 from bert_tf.models.pretrainer import BertPretrainer
 from bert_tf.training import distribution, optimization, precision
@@ -81,24 +80,12 @@ def validate_flags():
   if FLAGS.num_warmup_steps < 0 or FLAGS.shuffle_buffer_size < 0:
     raise ValueError("--num_warmup_steps and --shuffle_buffer_size must not "
                      "be negative")
-  if FLAGS.init_checkpoint and not file_io.exists(
-      f"{FLAGS.init_checkpoint}.index"):
-    raise ValueError(f"--init_checkpoint={FLAGS.init_checkpoint}: no "
-                     f"{FLAGS.init_checkpoint}.index")
+  training_flags.check_init_checkpoint(FLAGS.init_checkpoint)
   if not FLAGS.do_train and not FLAGS.init_checkpoint and not file_io.exists(
       os.path.join(FLAGS.output_dir, CheckpointManager.STATE_FILE)):
     raise ValueError(f"nothing to evaluate: no checkpoint in --output_dir="
                      f"{FLAGS.output_dir} and no --init_checkpoint")
 
-
-def load_config():
-  config = BertConfig.from_json_file(FLAGS.bert_config_file)
-  if FLAGS.max_seq_length > config.max_position_embeddings:
-    raise ValueError(
-        f"--max_seq_length={FLAGS.max_seq_length} exceeds "
-        f"max_position_embeddings={config.max_position_embeddings} in "
-        f"{FLAGS.bert_config_file}")
-  return config
 
 
 def dataset(input_files, is_training, strategy):
@@ -112,7 +99,8 @@ def dataset(input_files, is_training, strategy):
 def main(_):
   try:
     validate_flags()
-    config = load_config()
+    config = training_flags.load_bert_config(FLAGS.bert_config_file,
+                                             FLAGS.max_seq_length)
     input_files = file_io.input_files(FLAGS.input_file)
     options = training_flags.options(FLAGS.num_train_steps)
     strategy = training_flags.strategy()

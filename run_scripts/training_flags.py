@@ -5,6 +5,8 @@ imports this module, and calls `strategy()` and `options(...)`.
 
 from absl import flags, logging
 
+from bert_tf import file_io
+from bert_tf.config import BertConfig
 from bert_tf.training import distribution, precision
 from bert_tf.training.optimization import OPTIMIZERS
 from bert_tf.training.trainer import TrainingOptions
@@ -114,3 +116,21 @@ def options(num_train_steps):
       keep_checkpoint_max=FLAGS.keep_checkpoint_max,
       use_xla=FLAGS.use_xla,
       dtype=FLAGS.dtype)
+
+
+def check_init_checkpoint(init_checkpoint):
+  """Raises ValueError unless --init_checkpoint is empty or a checkpoint."""
+  if init_checkpoint and not file_io.exists(f"{init_checkpoint}.index"):
+    raise ValueError(f"--init_checkpoint={init_checkpoint}: no "
+                     f"{init_checkpoint}.index")
+
+
+def load_bert_config(bert_config_file, max_seq_length):
+  """The BertConfig, checked against --max_seq_length."""
+  config = BertConfig.from_json_file(bert_config_file)
+  if max_seq_length > config.max_position_embeddings:
+    raise ValueError(
+        f"Cannot use sequence length {max_seq_length} because the BERT model "
+        f"was only trained up to sequence length "
+        f"{config.max_position_embeddings} ({bert_config_file})")
+  return config
