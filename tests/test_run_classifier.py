@@ -12,7 +12,8 @@ import pytest
 
 from bert_tf import tokenization
 from bert_tf.data import classifier_features, glue
-from tests.helpers import PROJECT_DIR, run_script, tiny_config
+from tests.helpers import (ORIGINAL_TINY, PROJECT_DIR, run_script,
+                           tiny_config)
 
 VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
 POSITIVE = ["return", "this", "with", "that", "object"]
@@ -214,6 +215,39 @@ def test_a_finished_run_resumes_and_exports_a_new_version(sentiment_run):
   assert result.returncode == 0, result.stderr
   assert "Already trained to step 156 of 156" in result.stderr
   assert sorted(os.listdir(tmp_path / "export")) == ["1", "2"]
+
+
+@pytest.mark.shared
+def test_fine_tuning_starts_from_the_init_checkpoint(tmp_path):
+  """With learning rate 0, the run's checkpoint holds the released encoder
+  unchanged and a fresh output_weights/output_bias head."""
+  import tensorflow as tf
+  vocab = tmp_path / "vocab.txt"
+  vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+                             + [f"word{i}" for i in range(94)]) + "\n")
+  data_dir = tmp_path / "data"
+  write_tsv(data_dir / "train.tsv", ["sentence", "label"],
+            [[f"word{i} word{i + 1}", str(i % 2)] for i in range(8)])
+  result = classify(
+      tmp_path, str(data_dir), do_train=True, vocab_file=vocab,
+      bert_config_file=os.path.join(ORIGINAL_TINY, "bert_config.json"),
+      init_checkpoint=os.path.join(ORIGINAL_TINY, "bert_model.ckpt"),
+      learning_rate=0.0, num_train_epochs=1, train_batch_size=4)
+  assert result.returncode == 0, result.stderr
+  ours = tf.train.load_checkpoint(str(tmp_path / "output" / "model.ckpt-2"))
+  released = tf.train.load_checkpoint(os.path.join(ORIGINAL_TINY,
+                                                   "bert_model.ckpt"))
+  encoder = [name for name in released.get_variable_to_shape_map()
+             if name.startswith("bert/")]
+  assert len(encoder) == 39
+  for name in encoder:
+    np.testing.assert_array_equal(ours.get_tensor(name),
+                                  released.get_tensor(name), err_msg=name)
+  shapes = ours.get_variable_to_shape_map()
+  assert shapes["output_weights"] == [2, 32]
+  assert shapes["output_bias"] == [2]
+  assert "output_weights/adam_m" in shapes
+  assert not any(name.startswith("cls/") for name in shapes)
 
 
 STS_HEADER = ["index", "genre", "filename", "year", "old_index", "source1",
