@@ -71,8 +71,9 @@ class Trainer:
     self.checkpoints = CheckpointManager(model, optimizer, output_dir,
                                          options.keep_checkpoint_max)
     self.is_chief = distribution.is_chief(strategy)
-    self._gradients = tf.function(self._micro_batch_gradients,
-                                  jit_compile=options.use_xla)
+    self._gradients = (tf.function(self._micro_batch_gradients,
+                                   jit_compile=True)
+                       if options.use_xla else self._micro_batch_gradients)
     self._forward = tf.function(self._eval_sums, jit_compile=options.use_xla)
     self._forward_outputs = tf.function(
         lambda features: self.model(features, training=False),
