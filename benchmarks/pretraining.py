@@ -54,12 +54,14 @@ from official.nlp.data import pretrain_dataloader
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import pretrainer_step  # pylint: disable=g-import-not-at-top,wrong-import-position
-import bert_tf  # pylint: disable=g-import-not-at-top,wrong-import-position
-from bert_tf.data.pretraining_dataset import pretraining_dataset  # pylint: disable=wrong-import-position
-from bert_tf.training import optimization, precision  # pylint: disable=wrong-import-position
-from bert_tf.training.objectives import PretrainingObjective  # pylint: disable=wrong-import-position
-from bert_tf.training.trainer import Trainer, TrainingOptions  # pylint: disable=wrong-import-position
+# pylint: disable=g-import-not-at-top,wrong-import-position
+import pretrainer_step
+import bert_tf
+from bert_tf.data.pretraining_dataset import pretraining_dataset
+from bert_tf.training import optimization, precision
+from bert_tf.training.objectives import PretrainingObjective
+from bert_tf.training.trainer import Trainer, TrainingOptions
+# pylint: enable=g-import-not-at-top,wrong-import-position
 
 NUM_TRAIN_STEPS = 100000  # for the schedules only
 NUM_WARMUP_STEPS = 10

@@ -147,6 +147,19 @@ def write_predictions(task, split, examples, outputs):
                submission, len(examples))
 
 
+def train_steps(splits):
+  """The original's num_train_steps: examples / batch size * epochs."""
+  if not FLAGS.do_train:
+    return 0
+  steps = int(len(splits["train"]) / FLAGS.train_batch_size
+              * FLAGS.num_train_epochs)
+  if steps < 1:
+    raise ValueError(f"{len(splits['train'])} training examples make no "
+                     f"full batch of --train_batch_size="
+                     f"{FLAGS.train_batch_size}")
+  return steps
+
+
 def predict(trainer, features, batch_size):
   count = len(features["is_real_example"])
   return trainer.predict(
@@ -161,15 +174,8 @@ def main(_):
                                              FLAGS.max_seq_length)
     task = glue.get_task(FLAGS.task_name, FLAGS.xnli_language)
     splits = read_splits(task)
-    options_steps = 0
-    if FLAGS.do_train:
-      options_steps = int(len(splits["train"]) / FLAGS.train_batch_size
-                          * FLAGS.num_train_epochs)
-      if options_steps < 1:
-        raise ValueError(f"{len(splits['train'])} training examples make no "
-                         f"full batch of --train_batch_size="
-                         f"{FLAGS.train_batch_size}")
-    options = training_flags.options(options_steps)
+    num_train_steps = train_steps(splits)
+    options = training_flags.options(num_train_steps)
     strategy = training_flags.strategy()
   except (ValueError, OSError) as error:
     sys.exit(f"run_classifier: {error}")
@@ -183,18 +189,18 @@ def main(_):
         examples, task, tokenizer, FLAGS.max_seq_length)
   file_io.makedirs(FLAGS.output_dir)
 
-  num_warmup_steps = int(options_steps * FLAGS.warmup_proportion)
+  num_warmup_steps = int(num_train_steps * FLAGS.warmup_proportion)
   with strategy.scope(), precision.dtype_policy(FLAGS.dtype):
     model = BertClassifier(config, task.num_labels)
     optimizer = optimization.create_optimizer(
-        model, FLAGS.learning_rate, max(options_steps, 1), num_warmup_steps,
+        model, FLAGS.learning_rate, max(num_train_steps, 1), num_warmup_steps,
         FLAGS.optimizer)
   trainer = Trainer(strategy, model, optimizer,
                     ClassificationObjective(task.is_regression),
                     FLAGS.output_dir, options)
   trainer.restore(FLAGS.init_checkpoint)
   if FLAGS.do_train:
-    logging.info("  Num steps = %d, warmup %d", options_steps,
+    logging.info("  Num steps = %d, warmup %d", num_train_steps,
                  num_warmup_steps)
     trainer.train(classifier_features.classifier_dataset(
         features["train"], FLAGS.train_batch_size, True, FLAGS.seed))

@@ -71,7 +71,8 @@ def run_script(script, flag_values, env=None, timeout=600):
 def assert_checkpoints_close(ours, theirs, atol):
   """Same variable names, and every value within atol."""
   import tensorflow as tf
-  ours, theirs = tf.train.load_checkpoint(ours), tf.train.load_checkpoint(theirs)
+  ours = tf.train.load_checkpoint(ours)
+  theirs = tf.train.load_checkpoint(theirs)
   names = sorted(theirs.get_variable_to_shape_map())
   assert sorted(ours.get_variable_to_shape_map()) == names
   for name in names:

@@ -121,9 +121,10 @@ class Trainer:
                 "replicas *****", step, options.num_train_steps, batch_size,
                 self.strategy.num_replicas_in_sync)
     while step < options.num_train_steps:
-      loop_end = min(options.num_train_steps, step + options.iterations_per_loop,
-                     (step // options.save_checkpoints_steps + 1)
-                     * options.save_checkpoints_steps)
+      next_save = (step // options.save_checkpoints_steps + 1) \
+          * options.save_checkpoints_steps
+      loop_end = min(options.num_train_steps,
+                     step + options.iterations_per_loop, next_save)
       results = self.train_steps(iterator, loop_end - step)
       previous, step = step, self.global_step
       results["learning_rate"] = float(self.optimizer.learning_rate)

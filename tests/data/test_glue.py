@@ -116,7 +116,8 @@ def test_xnli_as_the_original(tmp_path):
                                         a, "b"]
   write(tmp_path / "xnli.dev.tsv", [
       ["language", "gold_label"] + ["c"] * 6,
-      dev_row("en", "english", "neutral"), dev_row("zh", "中文", "entailment")])
+      dev_row("en", "english", "neutral"),
+      dev_row("zh", "中文", "entailment")])
   task = glue.get_task("XNLI")
   train = glue.read_examples(task, str(tmp_path), "train")
   assert train[0].label == "contradiction"  # the original's alias

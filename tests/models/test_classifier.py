@@ -14,7 +14,8 @@ INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
 def test_fine_tuning_starts_from_the_released_encoder():
   """A pretraining checkpoint loads the encoder; the fresh head is reported
   missing and the pretraining heads unused, as the original's init logs."""
-  config = bert_tf.BertConfig.from_json_file(f"{ORIGINAL_TINY}/bert_config.json")
+  config = bert_tf.BertConfig.from_json_file(
+      f"{ORIGINAL_TINY}/bert_config.json")
   model = bert_tf.BertClassifier(config, num_labels=3)
   report = bert_tf.load_checkpoint(model, f"{ORIGINAL_TINY}/bert_model.ckpt")
   assert report.not_in_checkpoint == ["output_weights", "output_bias"]
