@@ -51,7 +51,7 @@ class MaskedLMHead(keras.layers.Layer):
         name="output_bias", shape=(self.vocab_size,), initializer="zeros")
 
   def call(self, sequence_output, masked_lm_positions, embedding_table):
-    """Log-probabilities over the vocabulary at each masked position.
+    """Logits over the vocabulary at each masked position.
 
     Args:
       sequence_output: [batch_size, seq_length, hidden_size].
@@ -59,7 +59,7 @@ class MaskedLMHead(keras.layers.Layer):
       embedding_table: [vocab_size, hidden_size], the word embeddings.
 
     Returns:
-      [batch_size, num_predictions, vocab_size] log-probabilities.
+      [batch_size, num_predictions, vocab_size] float32 logits.
     """
     positions = ops.cast(masked_lm_positions, "int32")
     # [batch_size, num_predictions, hidden_size]
@@ -72,7 +72,7 @@ class MaskedLMHead(keras.layers.Layer):
     # to the [vocab_size, hidden_size] table several times slower on CPU.
     logits = ops.matmul(hidden, ops.transpose(table))
     logits += ops.cast(self.output_bias, logits.dtype)
-    return ops.log_softmax(ops.cast(logits, "float32"), axis=-1)
+    return ops.cast(logits, "float32")
 
   def get_config(self):
     config = super().get_config()

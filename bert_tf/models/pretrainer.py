@@ -19,7 +19,8 @@ class BertPretrainer(keras.Model):
     masked_lm_positions: int32 [batch_size, num_predictions].
 
   Outputs: the encoder's dict plus
-    masked_lm_log_probs: [batch_size, num_predictions, vocab_size].
+    masked_lm_logits: [batch_size, num_predictions, vocab_size], float32.
+    masked_lm_log_probs: their log_softmax.
     next_sentence_log_probs: [batch_size, 2]; class 0 is "IsNext".
 
   Example:
@@ -58,9 +59,11 @@ class BertPretrainer(keras.Model):
     masked_lm_positions = required_input(inputs, "masked_lm_positions",
                                          type(self).__name__)
     outputs = dict(self.encoder(inputs, training=training))
-    outputs["masked_lm_log_probs"] = self.masked_lm_head(
+    outputs["masked_lm_logits"] = self.masked_lm_head(
         outputs["sequence_output"], masked_lm_positions,
         self.encoder.embedding_table)
+    outputs["masked_lm_log_probs"] = ops.log_softmax(
+        outputs["masked_lm_logits"], axis=-1)
     next_sentence_logits = self.next_sentence_head(outputs["pooled_output"])
     outputs["next_sentence_log_probs"] = ops.log_softmax(
         ops.cast(next_sentence_logits, "float32"), axis=-1)
