@@ -34,18 +34,8 @@ from bert_tf.training.objectives import PretrainingObjective
 from bert_tf.training.trainer import Trainer, write_eval_results
 
 flags.DEFINE_string(
-    "bert_config_file", None,
-    "The config json file corresponding to the pre-trained BERT model. "
-    "This specifies the model architecture.")
-flags.DEFINE_string(
     "input_file", None,
     "Input TF example files (can be a glob or comma separated).")
-flags.DEFINE_string(
-    "output_dir", None,
-    "The output directory where the model checkpoints will be written.")
-flags.DEFINE_string(
-    "init_checkpoint", None,
-    "Initial checkpoint (usually from a pre-trained BERT model).")
 flags.DEFINE_integer(
     "max_seq_length", 128,
     "The maximum total input sequence length after WordPiece tokenization. "
@@ -55,11 +45,6 @@ flags.DEFINE_integer(
     "max_predictions_per_seq", 20,
     "Maximum number of masked LM predictions per sequence. "
     "Must match data generation.")
-flags.DEFINE_bool("do_train", False, "Whether to run training.")
-flags.DEFINE_bool("do_eval", False, "Whether to run eval on the dev set.")
-flags.DEFINE_integer("train_batch_size", 32, "Total batch size for training.")
-flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.")
-flags.DEFINE_float("learning_rate", 5e-5, "The initial learning rate for Adam.")
 flags.DEFINE_integer("num_train_steps", 100000, "Number of training steps.")
 flags.DEFINE_integer("num_warmup_steps", 10000, "Number of warmup steps.")
 flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval steps.")
@@ -67,6 +52,8 @@ flags.DEFINE_integer(
     "shuffle_buffer_size", 100,
     "Records shuffled at once (the original's 100). 0: no shuffling at all, "
     "so that a run can be compared step by step with another.")
+# --help lists the shared training flags with this script's own.
+flags.adopt_module_key_flags(training_flags)
 FLAGS = flags.FLAGS
 
 

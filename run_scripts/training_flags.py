@@ -1,6 +1,7 @@
-"""Flags every training script shares: the original's TPU flags, and
-distribution, precision and loop options. A script defines its own flags,
-imports this module, and calls `strategy()` and `options(...)`.
+"""Flags every training script shares: the original's common flags (model,
+checkpoints, batch sizes, TPU), and distribution, precision and loop
+options. A script defines its own flags, imports this module, and calls
+`strategy()` and `options(...)`.
 """
 
 from absl import flags, logging
@@ -11,7 +12,22 @@ from bert_tf.training import distribution, precision
 from bert_tf.training.optimization import OPTIMIZERS
 from bert_tf.training.trainer import TrainingOptions
 
-# The original release's flags.
+# The original release's flags, the same in each of its training scripts.
+flags.DEFINE_string(
+    "bert_config_file", None,
+    "The config json file corresponding to the pre-trained BERT model. "
+    "This specifies the model architecture.")
+flags.DEFINE_string(
+    "output_dir", None,
+    "The output directory where the model checkpoints will be written.")
+flags.DEFINE_string(
+    "init_checkpoint", None,
+    "Initial checkpoint (usually from a pre-trained BERT model).")
+flags.DEFINE_bool("do_train", False, "Whether to run training.")
+flags.DEFINE_bool("do_eval", False, "Whether to run eval on the dev set.")
+flags.DEFINE_integer("train_batch_size", 32, "Total batch size for training.")
+flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.")
+flags.DEFINE_float("learning_rate", 5e-5, "The initial learning rate for Adam.")
 flags.DEFINE_integer("save_checkpoints_steps", 1000,
                      "How often to save the model checkpoint.")
 flags.DEFINE_integer("iterations_per_loop", 1000,

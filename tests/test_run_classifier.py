@@ -338,3 +338,18 @@ def test_bad_input_fails_clearly_and_writes_nothing(tmp_path, train_rows,
   assert result.returncode != 0
   assert message in result.stderr.strip().splitlines()[-1]
   assert os.listdir(output_dir) == ["notes.txt"]
+
+
+def test_help_lists_the_original_flags():
+  result = run_script("run_classifier.py", {"help": "true"})
+  for name in [
+      "task_name", "data_dir", "vocab_file", "bert_config_file",
+      "init_checkpoint", "do_lower_case", "max_seq_length", "do_train",
+      "do_eval", "do_predict", "train_batch_size", "eval_batch_size",
+      "predict_batch_size", "learning_rate", "num_train_epochs",
+      "warmup_proportion", "save_checkpoints_steps", "iterations_per_loop",
+      "output_dir", "use_tpu", "tpu_name", "tpu_zone", "gcp_project",
+      "master", "num_tpu_cores", "export_dir", "distribution_strategy",
+      "dtype", "use_xla"]:
+    assert f"--{name}:" in result.stdout or \
+        f"--[no]{name}:" in result.stdout, name

@@ -240,3 +240,22 @@ def test_unreachable_tpu_fails_at_once(tmp_path, tpu_flags):
   assert f"cannot reach the TPU worker at 127.0.0.1:{port}" in result.stderr
   assert time.time() - start < 60
   assert not (tmp_path / "out").exists()
+
+
+ORIGINAL_FLAG_NAMES = [
+    "input_file", "output_dir", "bert_config_file", "init_checkpoint",
+    "max_seq_length", "max_predictions_per_seq", "do_train", "do_eval",
+    "train_batch_size", "eval_batch_size", "learning_rate", "num_train_steps",
+    "num_warmup_steps", "save_checkpoints_steps", "iterations_per_loop",
+    "max_eval_steps", "use_tpu", "tpu_name", "tpu_zone", "gcp_project",
+    "master", "num_tpu_cores"]
+
+
+def test_help_lists_the_original_flags_and_the_modern_ones():
+  result = run_script("run_pretraining.py", {"help": "true"})
+  for name in ORIGINAL_FLAG_NAMES + [
+      "tpu", "distribution_strategy", "num_gpus", "use_xla", "dtype",
+      "optimizer", "gradient_accumulation_steps", "keep_checkpoint_max",
+      "seed", "shuffle_buffer_size"]:
+    assert f"--{name}:" in result.stdout or \
+        f"--[no]{name}:" in result.stdout, name
