@@ -1,7 +1,9 @@
 """Helpers shared by the tests: paths, tiny configs, layer checks."""
 
 import glob
+import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -90,3 +92,30 @@ def read_scalars(directory, tag):
         if value.tag == tag:
           values[event.step] = float(tf.make_ndarray(value.tensor))
   return values
+
+
+def free_port():
+  """A local TCP port nothing listens on (at the time of asking)."""
+  with socket.socket() as probe:
+    probe.bind(("127.0.0.1", 0))
+    return probe.getsockname()[1]
+
+
+def run_two_workers(script, flag_values):
+  """Runs run_scripts/<script>.py as two MultiWorkerMirroredStrategy workers
+  on this machine (TF_CONFIG on 127.0.0.1); returns their stderr logs after
+  checking both exited 0."""
+  cluster = {"worker": [f"127.0.0.1:{free_port()}" for _ in range(2)]}
+  flag_values = {**flag_values,
+                 "distribution_strategy": "multi_worker_mirrored"}
+  command = [sys.executable, os.path.join(PROJECT_DIR, "run_scripts", script),
+             *[f"--{name}={value}" for name, value in flag_values.items()]]
+  workers = [subprocess.Popen(
+      command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+      env={**os.environ, "TF_CONFIG": json.dumps(
+          {"cluster": cluster, "task": {"type": "worker", "index": index}})})
+      for index in range(2)]
+  logs = [worker.communicate(timeout=300)[1] for worker in workers]
+  for worker, log in zip(workers, logs):
+    assert worker.returncode == 0, log
+  return logs

@@ -3,6 +3,7 @@
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -13,7 +14,7 @@ import pytest
 from bert_tf import tokenization
 from bert_tf.data import classifier_features, glue
 from tests.helpers import (ORIGINAL_TINY, PROJECT_DIR, run_script,
-                           tiny_config)
+                           run_two_workers, tiny_config)
 
 VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
 POSITIVE = ["return", "this", "with", "that", "object"]
@@ -248,6 +249,26 @@ def test_fine_tuning_starts_from_the_init_checkpoint(tmp_path):
   assert shapes["output_bias"] == [2]
   assert "output_weights/adam_m" in shapes
   assert not any(name.startswith("cls/") for name in shapes)
+
+
+def test_multi_worker_predictions_keep_the_test_order(sentiment_run):
+  """Two workers split each batch; Trainer.predict puts the gathered
+  outputs back in file order, padding dropped (37 examples, batches of 16)."""
+  tmp_path, _ = sentiment_run
+  output_dir = tmp_path / "two_workers"
+  shutil.copytree(tmp_path / "output", output_dir)
+  for name in ("test_results.tsv", "SST-2.tsv"):
+    (output_dir / name).unlink()
+  run_two_workers("run_classifier.py", {
+      "task_name": "SST-2", "data_dir": tmp_path / "data",
+      "vocab_file": VOCAB, "bert_config_file": tmp_path / "bert_config.json",
+      "output_dir": output_dir, "max_seq_length": 32,
+      "predict_batch_size": 16, "do_predict": True})
+  np.testing.assert_allclose(
+      np.loadtxt(output_dir / "test_results.tsv"),
+      np.loadtxt(tmp_path / "output" / "test_results.tsv"), atol=1e-5)
+  assert (output_dir / "SST-2.tsv").read_text() == (
+      tmp_path / "output" / "SST-2.tsv").read_text()
 
 
 STS_HEADER = ["index", "genre", "filename", "year", "old_index", "source1",

@@ -3,7 +3,6 @@
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,7 +14,8 @@ import tensorflow as tf
 import bert_tf
 from bert_tf.data.pretraining_dataset import pretraining_dataset
 from tests.helpers import (ORIGINAL_TINY, ORIGINAL_TINY_TRAIN, PROJECT_DIR,
-                           assert_checkpoints_close, read_scalars, run_script)
+                           assert_checkpoints_close, free_port, read_scalars,
+                           run_script, run_two_workers)
 
 ORIGINAL_FLAGS = {
     "input_file": os.path.join(ORIGINAL_TINY_TRAIN, "batch.tfrecord"),
@@ -169,24 +169,10 @@ def test_finished_run_is_not_trained_again(reference_run, tmp_path):
 
 @pytest.mark.shared
 def test_multi_worker_trains_one_set_of_checkpoints(tmp_path):
-  ports = [_free_port(), _free_port()]
-  cluster = {"worker": [f"127.0.0.1:{port}" for port in ports]}
   output_dir = str(tmp_path / "out")
-  flag_values = {**ORIGINAL_FLAGS, "output_dir": output_dir, "do_train": True,
-                 "distribution_strategy": "multi_worker_mirrored",
-                 "train_batch_size": 4, "num_train_steps": 6,
-                 "iterations_per_loop": 2}
-  command = [sys.executable,
-             os.path.join(PROJECT_DIR, "run_scripts", "run_pretraining.py"),
-             *[f"--{name}={value}" for name, value in flag_values.items()]]
-  workers = [subprocess.Popen(
-      command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-      env={**os.environ, "TF_CONFIG": json.dumps(
-          {"cluster": cluster, "task": {"type": "worker", "index": index}})})
-      for index in range(2)]
-  logs = [worker.communicate(timeout=300)[1] for worker in workers]
-  for worker, log in zip(workers, logs):
-    assert worker.returncode == 0, log
+  logs = run_two_workers("run_pretraining.py", {
+      **ORIGINAL_FLAGS, "output_dir": output_dir, "do_train": True,
+      "train_batch_size": 4, "num_train_steps": 6, "iterations_per_loop": 2})
   assert "on 2 replicas" in logs[0]
   assert sorted(name for name in os.listdir(output_dir)
                 if name.endswith(".index")) == ["model.ckpt-3.index",
@@ -196,12 +182,6 @@ def test_multi_worker_trains_one_set_of_checkpoints(tmp_path):
   assert losses[6] < losses[2]
   assert int(tf.train.load_checkpoint(os.path.join(
       output_dir, "model.ckpt-6")).get_tensor("global_step")) == 6
-
-
-def _free_port():
-  with socket.socket() as probe:
-    probe.bind(("127.0.0.1", 0))
-    return probe.getsockname()[1]
 
 
 @pytest.mark.shared
@@ -231,7 +211,7 @@ def test_bad_flags_fail_clearly_and_write_nothing(tmp_path, overrides,
     {"use_tpu": True, "tpu_name": "grpc://127.0.0.1:{port}"},
 ])
 def test_unreachable_tpu_fails_at_once(tmp_path, tpu_flags):
-  port = _free_port()  # nothing listens there
+  port = free_port()  # nothing listens there
   tpu_flags = {name: str(value).format(port=port)
                for name, value in tpu_flags.items()}
   start = time.time()
