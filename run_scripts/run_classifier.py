@@ -23,7 +23,6 @@ Distribution and precision: see training_flags.py.
 import os
 import sys
 
-import keras
 import numpy as np
 from absl import app, flags, logging
 
@@ -32,9 +31,8 @@ from bert_tf import export, file_io, tokenization, vocabulary
 from bert_tf.data import classifier_features, glue
 from bert_tf.evaluation.glue_metrics import glue_metrics
 from bert_tf.models.classifier import BertClassifier
-from bert_tf.training import optimization, precision
 from bert_tf.training.objectives import ClassificationObjective
-from bert_tf.training.trainer import Trainer, write_eval_results
+from bert_tf.training.trainer import write_eval_results
 
 flags.DEFINE_string(
     "data_dir", None,
@@ -166,8 +164,6 @@ def main(_):
     strategy = training_flags.strategy()
   except (ValueError, OSError) as error:
     sys.exit(f"run_classifier: {error}")
-  if FLAGS.seed is not None:
-    keras.utils.set_random_seed(FLAGS.seed)
   tokenizer = tokenization.FullTokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
   features = {}
   for split, examples in splits.items():
@@ -177,20 +173,17 @@ def main(_):
   file_io.makedirs(FLAGS.output_dir)
 
   num_warmup_steps = int(num_train_steps * FLAGS.warmup_proportion)
-  with strategy.scope(), precision.dtype_policy(FLAGS.dtype):
-    model = BertClassifier(config, task.num_labels)
-    optimizer = optimization.create_optimizer(
-        model, FLAGS.learning_rate, max(num_train_steps, 1), num_warmup_steps,
-        FLAGS.optimizer)
-  trainer = Trainer(strategy, model, optimizer,
-                    ClassificationObjective(task.is_regression),
-                    FLAGS.output_dir, options)
-  trainer.restore(FLAGS.init_checkpoint)
+  trainer = training_flags.create_trainer(
+      strategy, lambda: BertClassifier(config, task.num_labels),
+      ClassificationObjective(task.is_regression), options, num_warmup_steps)
   if FLAGS.do_train:
     logging.info("  Num steps = %d, warmup %d", num_train_steps,
                  num_warmup_steps)
-    trainer.train(classifier_features.classifier_dataset(
-        features["train"], FLAGS.train_batch_size, True, FLAGS.seed))
+    try:
+      trainer.train(classifier_features.classifier_dataset(
+          features["train"], FLAGS.train_batch_size, True, FLAGS.seed))
+    except ValueError as error:  # a batch that replicas cannot share
+      sys.exit(f"run_classifier: {error}")
   if FLAGS.do_eval:
     for split in task.dev_splits:
       outputs = predict(trainer, features[split], FLAGS.eval_batch_size)
@@ -208,9 +201,9 @@ def main(_):
         write_predictions(task, split, splits[split], outputs)
   if FLAGS.export_dir and trainer.is_chief:
     export.export_classifier(
-        model, FLAGS.export_dir, FLAGS.vocab_file, FLAGS.do_lower_case,
+        trainer.model, FLAGS.export_dir, FLAGS.vocab_file, FLAGS.do_lower_case,
         FLAGS.max_seq_length, task.labels,
-        text_pairs=task.splits["dev"].text_b is not None)
+        text_pairs=task.has_text_pairs)
 
 
 if __name__ == "__main__":

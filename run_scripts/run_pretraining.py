@@ -21,17 +21,16 @@ precision: see training_flags.py (--tpu, --distribution_strategy, --dtype,
 import os
 import sys
 
-import keras
 from absl import app, flags, logging
 
 import training_flags
 from bert_tf import file_io
 from bert_tf.data.pretraining_dataset import pretraining_dataset
 from bert_tf.models.pretrainer import BertPretrainer
-from bert_tf.training import distribution, optimization, precision
+from bert_tf.training import distribution
 from bert_tf.training.checkpoint_manager import CheckpointManager
 from bert_tf.training.objectives import PretrainingObjective
-from bert_tf.training.trainer import Trainer, write_eval_results
+from bert_tf.training.trainer import write_eval_results
 
 flags.DEFINE_string(
     "input_file", None,
@@ -74,7 +73,6 @@ def validate_flags():
                      f"{FLAGS.output_dir} and no --init_checkpoint")
 
 
-
 def dataset(input_files, is_training, strategy):
   return pretraining_dataset(
       input_files, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
@@ -100,18 +98,10 @@ def main(_):
   logging.info("*** Input Files ***")
   for input_file in input_files:
     logging.info("  %s", input_file)
-  if FLAGS.seed is not None:
-    keras.utils.set_random_seed(FLAGS.seed)
   file_io.makedirs(FLAGS.output_dir)
-
-  with strategy.scope(), precision.dtype_policy(FLAGS.dtype):
-    model = BertPretrainer(config)
-    optimizer = optimization.create_optimizer(
-        model, FLAGS.learning_rate, FLAGS.num_train_steps,
-        FLAGS.num_warmup_steps, FLAGS.optimizer)
-  trainer = Trainer(strategy, model, optimizer, PretrainingObjective(),
-                    FLAGS.output_dir, options)
-  trainer.restore(FLAGS.init_checkpoint)
+  trainer = training_flags.create_trainer(
+      strategy, lambda: BertPretrainer(config), PretrainingObjective(),
+      options, FLAGS.num_warmup_steps)
   try:
     if FLAGS.do_train:
       trainer.train(train_data)

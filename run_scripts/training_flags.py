@@ -4,13 +4,14 @@ options. A script defines its own flags, imports this module, and calls
 `strategy()` and `options(...)`.
 """
 
+import keras
 from absl import flags, logging
 
 from bert_tf import file_io
 from bert_tf.config import BertConfig
 from bert_tf.training import distribution, precision
-from bert_tf.training.optimization import OPTIMIZERS
-from bert_tf.training.trainer import TrainingOptions
+from bert_tf.training.optimization import OPTIMIZERS, create_optimizer
+from bert_tf.training.trainer import Trainer, TrainingOptions
 
 # The original release's flags, the same in each of its training scripts.
 flags.DEFINE_string(
@@ -104,10 +105,11 @@ def strategy():
   Raises:
     ValueError: naming the flag, e.g. when no TPU can be reached.
   """
+  tpu = tpu_address()
   result = distribution.create_strategy(
-      FLAGS.distribution_strategy, FLAGS.num_gpus, tpu_address(),
-      FLAGS.tpu_zone, FLAGS.gcp_project)
-  if tpu_address() and FLAGS.use_tpu and \
+      FLAGS.distribution_strategy, FLAGS.num_gpus, tpu, FLAGS.tpu_zone,
+      FLAGS.gcp_project)
+  if tpu and FLAGS.use_tpu and \
       result.num_replicas_in_sync != FLAGS.num_tpu_cores:
     logging.warning("--num_tpu_cores=%d: the TPU has %d cores; using all",
                     FLAGS.num_tpu_cores, result.num_replicas_in_sync)
@@ -132,6 +134,28 @@ def options(num_train_steps):
       keep_checkpoint_max=FLAGS.keep_checkpoint_max,
       use_xla=FLAGS.use_xla,
       dtype=FLAGS.dtype)
+
+
+def create_trainer(strategy, build_model, objective, options,
+                   num_warmup_steps):
+  """A Trainer for the model build_model() returns, restored as the original
+  would start: from --output_dir's newest checkpoint, else --init_checkpoint.
+
+  --seed is applied first; the model and the --optimizer (with
+  --learning_rate and the warmup/decay schedule) are created under the
+  strategy, in --dtype.
+  """
+  if FLAGS.seed is not None:
+    keras.utils.set_random_seed(FLAGS.seed)
+  with strategy.scope(), precision.dtype_policy(FLAGS.dtype):
+    model = build_model()
+    optimizer = create_optimizer(
+        model, FLAGS.learning_rate, max(options.num_train_steps, 1),
+        num_warmup_steps, FLAGS.optimizer)
+  trainer = Trainer(strategy, model, optimizer, objective, FLAGS.output_dir,
+                    options)
+  trainer.restore(FLAGS.init_checkpoint)
+  return trainer
 
 
 def check_init_checkpoint(init_checkpoint):

@@ -36,7 +36,11 @@ def convert_examples(examples, task, tokenizer, max_seq_length):
      label_ids: int32 [n] (float32 for regression), is_real_example: [n]}.
   """
   ids_a = tokenizer.encode_batch([example.text_a for example in examples])
-  ids_b = tokenizer.encode_batch([example.text_b or "" for example in examples])
+  if task.has_text_pairs:
+    ids_b = tokenizer.encode_batch([example.text_b or ""
+                                    for example in examples])
+  else:
+    ids_b = [[]] * len(examples)
   cls_id, sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
   parts = []
   for start in range(0, len(examples), _PACK_BATCH):
@@ -69,15 +73,18 @@ def _ragged(id_lists):
 def _pack(ids_a, ids_b, max_seq_length, cls_id, sep_id):
   """Pairs where the second text has tokens; single texts elsewhere."""
   ragged_a = _ragged(ids_a)
-  single = pack_inputs(ragged_a, max_seq_length, cls_id, sep_id)
   has_b = np.array([len(ids) > 0 for ids in ids_b])
+  single = None if has_b.all() else {
+      name: value.numpy() for name, value in
+      pack_inputs(ragged_a, max_seq_length, cls_id, sep_id).items()}
   if not has_b.any():
-    return {name: value.numpy() for name, value in single.items()}
-  pair = pack_inputs(ragged_a, max_seq_length, cls_id, sep_id,
-                     _ragged(ids_b))
-  return {name: np.where(has_b[:, None], pair[name].numpy(),
-                         single[name].numpy())
-          for name in single}
+    return single
+  pair = {name: value.numpy() for name, value in pack_inputs(
+      ragged_a, max_seq_length, cls_id, sep_id, _ragged(ids_b)).items()}
+  if single is None:
+    return pair
+  return {name: np.where(has_b[:, None], pair[name], single[name])
+          for name in pair}
 
 
 def pad_to_batches(features, batch_size):

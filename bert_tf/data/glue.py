@@ -61,6 +61,11 @@ class Task:
     return self.labels is None
 
   @property
+  def has_text_pairs(self):
+    """Whether examples have a second text (text_b)."""
+    return self.splits["train"].text_b is not None
+
+  @property
   def num_labels(self):
     return 1 if self.is_regression else len(self.labels)
 

@@ -51,20 +51,13 @@ class PretrainingObjective:
 
   def metric_sums(self, outputs, features):
     """{name: (sum, count)} for the metrics beyond the loss terms."""
-    weights = ops.cast(features["masked_lm_weights"], "float32")
-    masked_lm_correct = ops.cast(ops.equal(
-        ops.argmax(outputs["masked_lm_logits"], axis=-1),
-        ops.cast(features["masked_lm_ids"], "int64")), "float32")
-    labels = ops.reshape(features["next_sentence_labels"], (-1,))
-    next_sentence_correct = ops.cast(ops.equal(
-        ops.argmax(outputs["next_sentence_log_probs"], axis=-1),
-        ops.cast(labels, "int64")), "float32")
     return {
-        "masked_lm_accuracy": (ops.sum(weights * masked_lm_correct),
-                               ops.sum(weights)),
-        "next_sentence_accuracy": (
-            ops.sum(next_sentence_correct),
-            ops.cast(ops.shape(next_sentence_correct)[0], "float32")),
+        "masked_lm_accuracy": accuracy_sums(
+            outputs["masked_lm_logits"], features["masked_lm_ids"],
+            features["masked_lm_weights"]),
+        "next_sentence_accuracy": accuracy_sums(
+            outputs["next_sentence_log_probs"],
+            features["next_sentence_labels"]),
     }
 
 
@@ -90,11 +83,25 @@ class ClassificationObjective:
   def metric_sums(self, outputs, features):
     if self.is_regression:
       return {}
-    real = ops.cast(features["is_real_example"], "float32")
-    correct = ops.cast(ops.equal(
-        ops.argmax(outputs["logits"], axis=-1),
-        ops.cast(features["label_ids"], "int64")), "float32")
-    return {"accuracy": (ops.sum(real * correct), ops.sum(real))}
+    return {"accuracy": accuracy_sums(outputs["logits"], features["label_ids"],
+                                      features["is_real_example"])}
+
+
+def accuracy_sums(scores, labels, weights=None):
+  """(weighted number right, sum of weights): the arg-max of scores against
+  labels, as the original's tf.metrics.accuracy accumulates it.
+
+  Args:
+    scores: [..., classes] logits or log-probabilities.
+    labels: the label ids, of scores' leading shape (or with a trailing 1).
+    weights: per-label weights (default 1).
+  """
+  predicted = ops.argmax(scores, axis=-1)
+  labels = ops.reshape(ops.cast(labels, "int64"), ops.shape(predicted))
+  correct = ops.cast(ops.equal(predicted, labels), "float32")
+  weights = ops.ones_like(correct) if weights is None else ops.cast(
+      weights, "float32")
+  return ops.sum(weights * correct), ops.sum(weights)
 
 
 def example_losses(outputs, label_ids, is_regression):

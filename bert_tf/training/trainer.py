@@ -74,8 +74,9 @@ class Trainer:
     self._gradients = (tf.function(self._micro_batch_gradients,
                                    jit_compile=True)
                        if options.use_xla else self._micro_batch_gradients)
-    self._forward = tf.function(self._eval_sums, jit_compile=options.use_xla)
-    self._forward_outputs = tf.function(
+    self._eval_step = tf.function(self._eval_sums,
+                                  jit_compile=options.use_xla)
+    self._model_outputs = tf.function(
         lambda features: self.model(features, training=False),
         jit_compile=options.use_xla)
 
@@ -202,7 +203,7 @@ class Trainer:
         lambda value: self.strategy.gather(value, axis=0), outputs)
 
   def _predict_outputs(self, features):
-    outputs = dict(self._forward_outputs(features))
+    outputs = dict(self._model_outputs(features))
     for name in ("example_index", "is_real_example"):
       outputs[name] = features[name]
     return outputs
@@ -210,29 +211,21 @@ class Trainer:
   @tf.function
   def _train_loop(self, iterator, num_steps):
     """num_steps (>= 1) training steps; the sums of their losses and metrics."""
-    def step():
-      return self._reduce(self.strategy.run(self._replica_train_step,
-                                            args=(next(iterator),)))
-    totals = step()
-    for _ in tf.range(num_steps - 1):
-      totals = tf.nest.map_structure(tf.add, totals, step())
-    return totals
+    return _summed(lambda: self._reduce(self.strategy.run(
+        self._replica_train_step, args=(next(iterator),))), num_steps)
 
   @tf.function
   def _eval_loop(self, iterator, num_steps):
     """num_steps (>= 1) eval batches; the sums of their losses and metrics."""
     def step():
-      sums = self._reduce(self.strategy.run(self._forward,
+      sums = self._reduce(self.strategy.run(self._eval_step,
                                             args=(next(iterator),)))
       # Each batch's total loss, as the original's eval "loss" averages it.
       sums["loss"] = tf.add_n([
           sums["metrics"][term][0] / (sums["metrics"][term][1] + epsilon)
           for term, epsilon in self.objective.denominator_epsilons.items()])
       return sums
-    totals = step()
-    for _ in tf.range(num_steps - 1):
-      totals = tf.nest.map_structure(tf.add, totals, step())
-    return totals
+    return _summed(step, num_steps)
 
   def _replica_train_step(self, features):
     context = tf.distribute.get_replica_context()
@@ -304,6 +297,15 @@ class Trainer:
       return tf.summary.create_noop_writer()
     file_io.makedirs(directory)
     return tf.summary.create_file_writer(directory)
+
+
+def _summed(step, num_steps):
+  """The element-wise sum of step()'s results over num_steps (>= 1) calls,
+  in a graph loop (the first call gives the structure)."""
+  totals = step()
+  for _ in tf.range(num_steps - 1):
+    totals = tf.nest.map_structure(tf.add, totals, step())
+  return totals
 
 
 def _means(totals, num_steps):
