@@ -25,8 +25,8 @@ _EXPORTS = {
     "load_pretrained": "bert_tf.pretrained",
 }
 _SUBMODULES = ("checkpoints", "config", "data", "evaluation", "export",
-               "layers", "losses", "models", "pretrained", "text",
-               "tokenization", "training", "vocabulary")
+               "file_io", "layers", "losses", "models", "output_paths",
+               "pretrained", "text", "tokenization", "training", "vocabulary")
 
 __all__ = sorted(_EXPORTS) + list(_SUBMODULES)
 

@@ -9,10 +9,10 @@ All weights keep the original shapes, so no reshape or transpose is needed.
 
 import dataclasses
 import logging
-import uuid
 
 import tensorflow as tf
 
+from bert_tf import file_io
 from bert_tf.models.classifier import BertClassifier
 from bert_tf.models.encoder import BertEncoder
 from bert_tf.models.pretrainer import BertPretrainer
@@ -141,18 +141,68 @@ class LoadReport:
   ignored: list
 
 
+class CorruptCheckpointError(ValueError):
+  """A checkpoint whose files are truncated, damaged or missing."""
+
+
 def resolve_checkpoint_path(path):
-  """A checkpoint prefix from a prefix or a directory with a `checkpoint` file."""
-  if tf.io.gfile.isdir(path):
-    latest = tf.train.latest_checkpoint(path)
-    if latest is None:
-      raise FileNotFoundError(f"{path}: a directory without a checkpoint "
-                              f"(no 'checkpoint' index file)")
+  """A checkpoint prefix from a prefix or a directory, as the original took
+  --init_checkpoint: a directory's newest checkpoint by its `checkpoint`
+  index file, else the one checkpoint it holds (bert_model.ckpt as
+  released).
+
+  Raises:
+    FileNotFoundError: no checkpoint there, or several and no index.
+  """
+  if not tf.io.gfile.isdir(path):
+    if not tf.io.gfile.exists(f"{path}.index"):
+      raise FileNotFoundError(f"{path}: no checkpoint here (expected "
+                              f"{path}.index and {path}.data-*)")
+    return path
+  latest = tf.train.latest_checkpoint(path)
+  if latest is not None:
     return latest
-  if not tf.io.gfile.exists(f"{path}.index"):
-    raise FileNotFoundError(f"{path}: no checkpoint here (expected "
-                            f"{path}.index and {path}.data-*)")
-  return path
+  prefixes = sorted(name[:-len(".index")] for name in tf.io.gfile.glob(
+      f"{tf.io.gfile.join(path, '*')}.index"))
+  if len(prefixes) == 1:
+    return prefixes[0]
+  if not prefixes:
+    raise FileNotFoundError(f"{path}: a directory without a checkpoint (no "
+                            f"*.index file)")
+  raise FileNotFoundError(
+      f"{path}: several checkpoints and no 'checkpoint' index file to say "
+      f"which is newest; name one: "
+      f"{', '.join(prefix.rpartition('/')[2] for prefix in prefixes)}")
+
+
+def _open_reader(prefix):
+  """tf.train.load_checkpoint, with a damaged checkpoint named."""
+  try:
+    return tf.train.load_checkpoint(prefix)
+  except (tf.errors.OpError, ValueError) as error:
+    raise CorruptCheckpointError(
+        f"{prefix}: cannot read the checkpoint, it is truncated or damaged "
+        f"({_first_line(error)})") from None
+
+
+def _read_tensors(reader, prefix, names):
+  """{name: numpy value}, every one read before any is used, so that a
+  damaged file is found before a model is half assigned."""
+  values = {}
+  for name in names:
+    try:
+      values[name] = reader.get_tensor(name)
+    except (tf.errors.OpError, IndexError, ValueError) as error:
+      raise CorruptCheckpointError(
+          f"{prefix}: cannot read variable {name}, the checkpoint's data "
+          f"file is truncated or damaged ({_first_line(error)})") from None
+  return values
+
+
+def _first_line(error):
+  message = getattr(error, "message", None) or str(error)
+  return message.strip().splitlines()[0] if message.strip() else \
+      type(error).__name__
 
 
 def _is_ignored(name, model_names):
@@ -165,23 +215,24 @@ def _is_ignored(name, model_names):
 def load_checkpoint(model, path):
   """Loads an original-format checkpoint into a bert_tf model.
 
-  Every shape is checked before anything is assigned, so a mismatched
-  checkpoint leaves the model untouched.
+  Every shape is checked and every value read before anything is assigned,
+  so a mismatched or damaged checkpoint leaves the model untouched.
 
   Args:
     model: a BertEncoder, BertPretrainer, or a registered task model.
-    path: checkpoint prefix (".../bert_model.ckpt") or a directory holding a
-      `checkpoint` index file.
+    path: checkpoint prefix (".../bert_model.ckpt") or a directory holding
+      one (see resolve_checkpoint_path).
 
   Returns:
     A LoadReport.
 
   Raises:
     FileNotFoundError: no checkpoint at `path`.
+    CorruptCheckpointError: its files are truncated or damaged.
     ValueError: a variable's shape differs between model and checkpoint.
   """
   prefix = resolve_checkpoint_path(path)
-  reader = tf.train.load_checkpoint(prefix)
+  reader = _open_reader(prefix)
   stored_shapes = reader.get_variable_to_shape_map()
   variables = checkpoint_variables(model)
 
@@ -193,9 +244,10 @@ def load_checkpoint(model, path):
           f"{prefix}: variable {name} has shape {list(stored)} in the "
           f"checkpoint but {expected} in the model; does the bert_config.json "
           f"match this checkpoint?")
+  values = _read_tensors(reader, prefix, present)
   for name in present:
     variable = variables[name]
-    variable.assign(reader.get_tensor(name).astype(variable.dtype))
+    variable.assign(values[name].astype(variable.dtype))
 
   leftover = sorted(set(stored_shapes) - set(present))
   report = LoadReport(
@@ -221,49 +273,54 @@ def load_optimizer_slots(model, optimizer, path):
     The checkpoint's global_step (0 when it has none).
 
   Raises:
+    CorruptCheckpointError: its files are truncated or damaged.
     ValueError: a slot is missing or has another shape.
   """
   prefix = resolve_checkpoint_path(path)
-  reader = tf.train.load_checkpoint(prefix)
+  reader = _open_reader(prefix)
   stored_shapes = reader.get_variable_to_shape_map()
   variables = checkpoint_variables(model)
   optimizer.build([variable for variable in variables.values()
                    if variable.trainable])
-  assignments = []
+  slots = {}
   for name, variable in variables.items():
     for suffix, slot in zip(_SLOT_SUFFIXES, optimizer.slots(variable)):
       slot_name = f"{name}/{suffix}"
       if list(stored_shapes.get(slot_name, [])) != list(slot.shape):
         raise ValueError(f"{prefix}: optimizer slot {slot_name} is missing "
                          f"or not shaped {list(slot.shape)}")
-      assignments.append((slot, reader.get_tensor(slot_name)))
-  for slot, value in assignments:
-    slot.assign(value)
-  return int(reader.get_tensor(GLOBAL_STEP)) if GLOBAL_STEP in stored_shapes \
-      else 0
+      slots[slot_name] = slot
+  step = [GLOBAL_STEP] if GLOBAL_STEP in stored_shapes else []
+  values = _read_tensors(reader, prefix, list(slots) + step)
+  for slot_name, slot in slots.items():
+    slot.assign(values[slot_name])
+  return int(values[GLOBAL_STEP]) if step else 0
 
 
 def write_checkpoint(path, tensors):
   """Writes {name: tensor} as a TF1 name-based checkpoint at prefix `path`.
 
-  The files are written under a temporary prefix and renamed into place, data
-  first and index last, so a reader never sees a half-written checkpoint.
+  The files are written under a held temporary prefix (file_io) and renamed
+  into place, data first and index last, so a reader never sees a
+  half-written checkpoint and a killed writer's leftovers can be told from a
+  live one's.
   """
   directory = path.rpartition("/")[0]
   if directory:
-    tf.io.gfile.makedirs(directory)
-  temporary = f"{path}.tmp-{uuid.uuid4().hex}"
+    file_io.makedirs(directory)
   names = list(tensors)
-  tf.raw_ops.SaveV2(
-      prefix=temporary,
-      tensor_names=names,
-      shape_and_slices=[""] * len(names),
-      tensors=[tensors[name] for name in names])
-  suffixes = [name[len(temporary):]
-              for name in tf.io.gfile.glob(f"{temporary}.data-*")]
-  for suffix in suffixes + [".index"]:
-    tf.io.gfile.rename(f"{temporary}{suffix}", f"{path}{suffix}",
-                       overwrite=True)
+  with file_io.held_temporary(path) as temporary:
+    tf.raw_ops.SaveV2(
+        prefix=temporary,
+        tensor_names=names,
+        shape_and_slices=[""] * len(names),
+        tensors=[tensors[name] for name in names])
+    suffixes = [name[len(temporary):]
+                for name in file_io.glob(f"{temporary}.data-*")]
+    for suffix in suffixes + [".index"]:
+      file_io.check_replaceable(f"{path}{suffix}")
+    for suffix in suffixes + [".index"]:
+      file_io.rename(f"{temporary}{suffix}", f"{path}{suffix}")
 
 
 def save_checkpoint(model, path, global_step=None, optimizer=None):

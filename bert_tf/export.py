@@ -13,11 +13,11 @@ signatures:
       run_classifier packs it; this uses tensorflow-text's ops.
 
 The vocabulary travels inside the SavedModel. The export is written under a
-temporary name and renamed into place when complete.
+held temporary name (<version>.tmp-<hex>, which TF Serving ignores) and
+renamed into place when complete.
 """
 
 import logging
-import uuid
 
 import tensorflow as tf
 
@@ -96,12 +96,13 @@ def export_classifier(model, export_dir, vocab_file, do_lower_case,
       return serving.predict_text(text_a)
 
   file_io.makedirs(export_dir)
+  file_io.remove_stale_temporaries(export_dir, r"\d+")
   version = _next_version(export_dir)
   final = f"{export_dir.rstrip('/')}/{version}"
-  temporary = f"{export_dir.rstrip('/')}/.tmp-{version}-{uuid.uuid4().hex}"
-  tf.saved_model.save(serving, temporary, signatures={
-      "serving_default": serving_default, "serve_text": serve_text})
-  file_io.rename(temporary, final)
+  with file_io.held_temporary(final, directory=True) as temporary:
+    tf.saved_model.save(serving, temporary, signatures={
+        "serving_default": serving_default, "serve_text": serve_text})
+    file_io.rename(temporary, final)
   logger.info("Exported the SavedModel to %s", final)
   return final
 

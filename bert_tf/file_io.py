@@ -3,12 +3,24 @@
 The original read everything through tf.gfile, which handles cloud storage
 but costs a TensorFlow import; tools such as create_pretraining_data start in
 a fraction of a second on local files and still accept URLs.
+
+Every output is written under a temporary name next to it,
+`<name>.tmp-<32 hex digits>`, and renamed over its final name when complete.
+While its writer runs, a local temporary is held with flock(); temporaries
+that nobody holds were left by a killed run and are removed the next time
+that output (or, for checkpoints and exports, that directory) is written.
 """
 
 import contextlib
+import fcntl
 import glob as local_glob
 import os
+import re
+import shutil
+import stat
 import uuid
+
+_TEMPORARY = r"\.tmp-[0-9a-f]{32}"
 
 
 def is_url(path):
@@ -39,6 +51,10 @@ def exists(path):
   return _gfile().exists(path) if is_url(path) else os.path.exists(path)
 
 
+def isdir(path):
+  return _gfile().isdir(path) if is_url(path) else os.path.isdir(path)
+
+
 def size(path):
   return _gfile().stat(path).length if is_url(path) else os.path.getsize(path)
 
@@ -65,27 +81,223 @@ def remove(path):
     os.remove(path)
 
 
+def resolved(path):
+  """Where writing `path` lands: local symlinks followed to their target
+  (which is written through, never replaced); URLs as given."""
+  return str(path) if is_url(path) else os.path.realpath(path)
+
+
+def kind_of_file(path):
+  """"a directory", "a FIFO", ... for what exists at `path` (symlinks
+  followed) and is not a regular file; None for a regular file or nothing."""
+  if is_url(path):
+    return "a directory" if exists(path) and isdir(path) else None
+  try:
+    mode = os.stat(path).st_mode
+  except (FileNotFoundError, NotADirectoryError):
+    return None
+  for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                     (stat.S_ISCHR, "a character device"),
+                     (stat.S_ISBLK, "a block device"),
+                     (stat.S_ISSOCK, "a socket")):
+    if test(mode):
+      return kind
+  return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def check_replaceable(path):
+  """Raises ValueError unless `path` is a regular file or absent: devices,
+  FIFOs, sockets and directories are never replaced by a rename."""
+  kind = kind_of_file(path)
+  if kind is not None:
+    raise ValueError(f"{path} is {kind}, not a regular file; refusing to "
+                     f"replace it")
+
+
+def temporary_name(path):
+  """A fresh `<path>.tmp-<32 hex>` name next to `path`."""
+  return f"{path}.tmp-{uuid.uuid4().hex}"
+
+
+def _try_lock(descriptor):
+  """Takes flock(LOCK_EX) without waiting; False when another holds it."""
+  try:
+    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return True
+  except BlockingIOError:
+    return False
+
+
+def _is_held(path):
+  """Whether a live writer holds the temporary at `path` (a file or a
+  directory) with flock."""
+  try:
+    descriptor = os.open(path, os.O_RDONLY)
+  except OSError:
+    return False
+  try:
+    return not _try_lock(descriptor)
+  finally:
+    os.close(descriptor)
+
+
+def remove_stale_temporaries(directory, final_name=".+"):
+  """Removes the temporaries of killed runs in `directory`.
+
+  Args:
+    directory: a local directory (URLs are left alone: no locks there).
+    final_name: a regular expression for the final names whose temporaries
+      to remove; a temporary is `<final name>.tmp-<32 hex>`, and files that
+      extend it (`<temporary>.index`, ...) belong to it.
+
+  Returns:
+    The paths removed. Temporaries a live writer holds are kept.
+  """
+  if is_url(directory) or not os.path.isdir(directory):
+    return []
+  pattern = re.compile(f"(?:{final_name}){_TEMPORARY}")
+  groups = {}
+  for name in os.listdir(directory):
+    match = pattern.match(name)
+    if match:
+      groups.setdefault(match.group(0), []).append(name)
+  removed = []
+  for stem, names in groups.items():
+    if _is_held(os.path.join(directory, stem)):
+      continue
+    for name in names:
+      path = os.path.join(directory, name)
+      if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+      else:
+        with contextlib.suppress(FileNotFoundError):
+          os.remove(path)
+      removed.append(path)
+  return removed
+
+
+@contextlib.contextmanager
+def held_temporary(path, directory=False):
+  """Reserves a temporary name for `path` while the block runs.
+
+  The temporary (an empty file, or a directory with directory=True) is
+  created and held with flock, so that remove_stale_temporaries in other
+  processes leaves it alone; the block writes it, or files that extend its
+  name, and renames them into place. Whatever is left when the block ends
+  is removed.
+
+  Yields:
+    The temporary's path.
+  """
+  temporary = temporary_name(path)
+  descriptor = None
+  if is_url(path):
+    pass
+  elif directory:
+    os.mkdir(temporary)
+    descriptor = os.open(temporary, os.O_RDONLY)
+  else:
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+                         0o666)
+  try:
+    if descriptor is not None:
+      _try_lock(descriptor)
+    yield temporary
+  finally:
+    if descriptor is not None:
+      os.close(descriptor)
+    _remove_leftovers(temporary)
+
+
+def _remove_leftovers(temporary):
+  for path in glob(f"{local_glob.escape(temporary)}*"):
+    if isdir(path):
+      if is_url(path):
+        _gfile().rmtree(path)
+      else:
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+      with contextlib.suppress(FileNotFoundError):
+        remove(path)
+
+
+class AtomicFiles:
+  """Files that appear at their paths together, and only when all are
+  complete.
+
+  Entering checks every path (a regular file or nothing; a symlink is
+  written through to its target), creates missing parent directories,
+  removes stale temporaries of those paths and opens a held temporary for
+  each. Leaving normally renames every temporary over its path, each taking
+  the permissions of the file it replaces; leaving by an exception removes
+  them all, so the files that were there stay as they were.
+
+  Example:
+    >>> with AtomicFiles(["a.tfrecord", "b.tfrecord"], "wb") as (a, b):
+    ...   a.write(...)
+  """
+
+  def __init__(self, paths, mode="w"):
+    self.paths = [resolved(path) for path in paths]
+    self.mode = mode
+    self._stack = contextlib.ExitStack()
+    self._files = []
+    self._temporaries = []
+
+  def __enter__(self):
+    repeated = sorted({path for path in self.paths
+                       if self.paths.count(path) > 1})
+    if repeated:
+      raise ValueError(f"{repeated[0]} is given more than once as an output")
+    for path in self.paths:
+      check_replaceable(path)
+      directory = os.path.dirname(path)
+      if directory:
+        makedirs(directory)
+        remove_stale_temporaries(directory, re.escape(os.path.basename(path)))
+    with self._stack as stack:
+      for path in self.paths:
+        temporary = stack.enter_context(held_temporary(path))
+        self._temporaries.append(temporary)
+        self._files.append(stack.enter_context(open_file(temporary,
+                                                         self.mode)))
+      self._stack = stack.pop_all()
+    return list(self._files)
+
+  @property
+  def temporaries(self):
+    """The held temporaries, in the order of the paths, once entered: a
+    caller may have other processes write them instead."""
+    return list(self._temporaries)
+
+  def __exit__(self, exc_type, exc_value, traceback):
+    with self._stack:
+      if exc_type is None:
+        for file in self._files:
+          file.close()
+        for path in self.paths:
+          check_replaceable(path)
+        for temporary, path in zip(self._temporaries, self.paths):
+          _keep_permissions(path, temporary)
+          rename(temporary, path)
+    return False
+
+
+def _keep_permissions(path, temporary):
+  if not is_url(path) and os.path.exists(path):
+    os.chmod(temporary, stat.S_IMODE(os.stat(path).st_mode))
+
+
 @contextlib.contextmanager
 def atomic_write(path, mode="w"):
-  """A file that appears at `path` only when complete.
+  """A file that appears at `path` only when complete (see AtomicFiles).
 
-  It is written under a temporary name and renamed over `path` when the
-  block ends normally; if the block raises, the temporary file is removed
-  and whatever was at `path` stays as it was. Missing parent directories
-  are created.
+  If the block raises, whatever was at `path` stays as it was. A symlink at
+  `path` is written through to its target; a directory, device, FIFO or
+  socket there is refused with ValueError.
   """
-  directory = path.rpartition("/")[0]
-  if directory:
-    makedirs(directory)
-  temporary = f"{path}.tmp-{uuid.uuid4().hex}"
-  try:
-    with open_file(temporary, mode) as file:
-      yield file
-    rename(temporary, path)
-  except BaseException:
-    if exists(temporary):
-      remove(temporary)
-    raise
+  with AtomicFiles([path], mode) as (file,):
+    yield file
 
 
 def input_files(patterns, flag_name="--input_file"):
@@ -96,7 +308,8 @@ def input_files(patterns, flag_name="--input_file"):
     flag_name: the flag named in errors.
 
   Raises:
-    ValueError: a glob matches nothing, or a matched file is empty.
+    ValueError: a glob matches nothing, or a matched file is empty or not a
+      regular file.
   """
   if isinstance(patterns, str):
     patterns = patterns.split(",")
@@ -106,6 +319,9 @@ def input_files(patterns, flag_name="--input_file"):
     if not matched:
       raise ValueError(f"{flag_name}: {pattern} matches no file")
     for path in matched:
+      kind = kind_of_file(path)
+      if kind is not None:
+        raise ValueError(f"{flag_name}: {path} is {kind}, not a file")
       if size(path) == 0:
         raise ValueError(f"{flag_name}: {path} is empty")
     files.extend(matched)

@@ -8,10 +8,10 @@ import tensorflow as tf
 from bert_tf.checkpoints import LoadReport, load_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.models.pretrainer import BertPretrainer
+from bert_tf.vocabulary import check_vocab_fits
 
 CONFIG_FILE = "bert_config.json"
 VOCAB_FILE = "vocab.txt"
-CHECKPOINT_PREFIX = "bert_model.ckpt"
 
 
 @dataclasses.dataclass
@@ -21,32 +21,6 @@ class PretrainedModel:
   model: object
   vocab_file: str
   load_report: LoadReport
-
-
-def _checkpoint_in(model_dir):
-  """bert_model.ckpt as released, else the newest in a `checkpoint` file."""
-  released = os.path.join(model_dir, CHECKPOINT_PREFIX)
-  if tf.io.gfile.exists(f"{released}.index"):
-    return released
-  latest = tf.train.latest_checkpoint(model_dir)
-  if latest is None:
-    raise FileNotFoundError(
-        f"{model_dir}: no checkpoint (expected {CHECKPOINT_PREFIX}.index or a "
-        f"'checkpoint' index file)")
-  return latest
-
-
-def _count_vocab(vocab_file, config):
-  """Checks that every vocabulary id fits the embedding table."""
-  if not tf.io.gfile.exists(vocab_file):
-    raise FileNotFoundError(f"{vocab_file}: missing; a released model "
-                            f"directory has {VOCAB_FILE}")
-  with tf.io.gfile.GFile(vocab_file, "r") as reader:
-    size = sum(1 for _ in reader)
-  if size > config.vocab_size:
-    raise ValueError(
-        f"{vocab_file}: {size} tokens, but vocab_size in {CONFIG_FILE} is "
-        f"{config.vocab_size}; ids past the embedding table cannot be looked up")
 
 
 def load_pretrained(model_dir, model_class=BertPretrainer):
@@ -60,10 +34,14 @@ def load_pretrained(model_dir, model_class=BertPretrainer):
   Returns:
     A PretrainedModel.
   """
-  config = BertConfig.from_json_file(os.path.join(model_dir, CONFIG_FILE))
+  config_file = os.path.join(model_dir, CONFIG_FILE)
+  config = BertConfig.from_json_file(config_file)
   vocab_file = os.path.join(model_dir, VOCAB_FILE)
-  _count_vocab(vocab_file, config)
+  if not tf.io.gfile.exists(vocab_file):
+    raise FileNotFoundError(f"{vocab_file}: missing; a released model "
+                            f"directory has {VOCAB_FILE}")
+  check_vocab_fits(vocab_file, config.vocab_size, config_file)
   model = model_class(config)
-  report = load_checkpoint(model, _checkpoint_in(model_dir))
+  report = load_checkpoint(model, model_dir)
   return PretrainedModel(config=config, model=model, vocab_file=vocab_file,
                          load_report=report)

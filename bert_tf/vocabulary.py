@@ -79,6 +79,20 @@ def write_vocab(tokens, path):
     writer.write("".join(f"{token}\n" for token in tokens))
 
 
+def check_vocab_fits(vocab_file, vocab_size, config_file):
+  """Raises ValueError when vocab_file has ids past the config's vocab_size.
+
+  Such ids fail on CPUs only once training meets them, and on GPUs silently
+  look up zeros; checked with the flags, they cost nothing.
+  """
+  size = max(tokenization.load_vocab(vocab_file).values(), default=-1) + 1
+  if size > vocab_size:
+    raise ValueError(
+        f"{vocab_file}: {size} tokens, but vocab_size in {config_file} is "
+        f"{vocab_size}; ids past the embedding table cannot be looked up "
+        f"(is this the vocabulary the model was made with?)")
+
+
 def learn_vocab(lines, vocab_size, do_lower_case=True,
                 num_unused=DEFAULT_NUM_UNUSED, min_count=10, slack_ratio=0.05,
                 num_iterations=4, max_unique_chars=1000):
@@ -110,9 +124,8 @@ def learn_vocab(lines, vocab_size, do_lower_case=True,
   if not words:
     raise ValueError("no words in the input text")
   reserved = release_layout([], num_unused)
-  if vocab_size <= len(reserved):
-    raise ValueError(f"vocab_size {vocab_size} leaves no room after the "
-                     f"{len(reserved)} special tokens")
+  max_unique_chars = _character_budget(words, vocab_size, len(reserved),
+                                       max_unique_chars)
   dataset = tf.data.Dataset.from_tensor_slices(words).batch(1024)
   pieces = bert_vocab_from_dataset.bert_vocab_from_dataset(
       dataset, vocab_size, reserved,
@@ -126,6 +139,33 @@ def learn_vocab(lines, vocab_size, do_lower_case=True,
         "Learned %d tokens of the %d wanted: too few pieces in the text occur "
         "min_count=%d times.", len(tokens), vocab_size, min_count)
   return tokens
+
+
+def _character_budget(words, vocab_size, num_reserved, max_unique_chars):
+  """How many characters the learner may keep so that vocab_size holds them.
+
+  Every kept character takes two tokens, "c" and "##c", which _trim never
+  drops (every word keeps a spelling), so a text with more characters than
+  half the room after the special tokens would overflow vocab_size. The
+  learner keeps the most frequent ones; words with the others become [UNK].
+
+  Raises:
+    ValueError: vocab_size leaves no room for a single character.
+  """
+  room = (vocab_size - num_reserved) // 2
+  if room < 1:
+    raise ValueError(f"vocab_size {vocab_size} leaves no room for characters "
+                     f"after the {num_reserved} special tokens")
+  characters = len({char for word in words for char in word
+                    if not char.isspace()})
+  if min(characters, max_unique_chars) > room:
+    logging.warning(
+        "vocab_size %d holds %d of the %d characters in the text (each takes "
+        "two tokens, c and ##c, after the %d special tokens); words with the "
+        "%d rarest become [UNK]. A vocab_size of %d would keep them all.",
+        vocab_size, room, characters, num_reserved, characters - room,
+        num_reserved + 2 * characters)
+  return min(room, max_unique_chars)
 
 
 def _trim(tokens, vocab_size):

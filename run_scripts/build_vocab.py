@@ -13,9 +13,10 @@ and flags always give the same file; it is written only when complete.
 import itertools
 import time
 
-from absl import app, flags, logging
+from absl import flags, logging
 
-from bert_tf import file_io, vocabulary
+import program
+from bert_tf import file_io, output_paths, vocabulary
 from bert_tf.data import documents
 
 flags.DEFINE_list("input_file", None,
@@ -49,19 +50,34 @@ def read_lines(files, max_lines):
   return list(itertools.islice(documents.stripped_lines(files), max_lines))
 
 
+def validate_flags():
+  reserved = FLAGS.num_unused + 1 + len(vocabulary.SPECIAL_TOKENS)
+  if FLAGS.vocab_size < reserved + 2:
+    raise ValueError(f"--vocab_size={FLAGS.vocab_size}: must leave room for "
+                     f"characters after the {reserved} special tokens (at "
+                     f"least {reserved + 2})")
+  for name in ("num_iterations", "max_unique_chars", "min_count"):
+    if FLAGS[name].value < 1:
+      raise ValueError(f"--{name}={FLAGS[name].value}: must be at least 1")
+  if FLAGS.num_unused < 0 or (FLAGS.max_lines is not None
+                              and FLAGS.max_lines < 1):
+    raise ValueError("--num_unused must not be negative and --max_lines "
+                     "must be at least 1")
+  if not 0 <= FLAGS.slack_ratio < 1:
+    raise ValueError(f"--slack_ratio={FLAGS.slack_ratio}: must be in [0, 1)")
+
+
 def main(_):
   start = time.time()
-  reserved = FLAGS.num_unused + 1 + len(vocabulary.SPECIAL_TOKENS)
-  if FLAGS.vocab_size <= reserved:
-    raise app.UsageError(f"--vocab_size must exceed the {reserved} special "
-                         f"tokens")
-  try:
-    files = file_io.input_files(FLAGS.input_file)
-    lines = read_lines(files, FLAGS.max_lines)
-    if not any(lines):
-      raise ValueError(f"--input_file: no text in {', '.join(files)}")
-  except ValueError as error:
-    raise SystemExit(f"build_vocab.py: {error}") from error
+  validate_flags()
+  files = file_io.input_files(FLAGS.input_file)
+  output_paths.check_outputs(
+      outputs=[("--output_file", FLAGS.output_file)],
+      inputs=[("--input_file", path) for path in files])
+  documents.check_text_files(files)
+  lines = read_lines(files, FLAGS.max_lines)
+  if not any(lines):
+    raise ValueError(f"--input_file: no text in {', '.join(files)}")
   logging.info("Learning up to %d tokens from %d lines (%.1f s so far)",
                FLAGS.vocab_size, len(lines), time.time() - start)
   tokens = vocabulary.learn_vocab(
@@ -75,5 +91,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-  flags.mark_flags_as_required(["input_file", "output_file"])
-  app.run(main)
+  program.run(main, required_flags=["input_file", "output_file"])

@@ -14,12 +14,11 @@ file is processed on its own, in N processes, exactly as the original run
 on that file alone, and written to <output_dir>/<file name>.tfrecord.
 """
 
-import sys
+from absl import flags, logging
 
-from absl import app, flags, logging
-
-from bert_tf import file_io, tokenization
-from bert_tf.data import pretraining_data
+import program
+from bert_tf import file_io, output_paths, tokenization
+from bert_tf.data import documents, pretraining_data
 from bert_tf.data.pretraining_instances import InstanceOptions
 
 flags.DEFINE_string("input_file", None,
@@ -99,13 +98,28 @@ def load_tokenizer():
   return tokenizer
 
 
+def output_files(input_files):
+  """The files this run writes: --output_file's, or one per input file in
+  --output_dir."""
+  if FLAGS.num_workers > 0:
+    return [pretraining_data.output_file_for(path, FLAGS.output_dir)
+            for path in input_files]
+  return FLAGS.output_file.split(",")
+
+
 def main(_):
-  try:
-    validate_flags()
-    tokenizer = load_tokenizer()
-    input_files = file_io.input_files(FLAGS.input_file)
-  except ValueError as error:
-    sys.exit(f"create_pretraining_data: {error}")
+  validate_flags()
+  input_files = file_io.input_files(FLAGS.input_file)
+  outputs = output_files(input_files)
+  output_paths.check_outputs(
+      outputs=[("--output_dir" if FLAGS.num_workers else "--output_file",
+                path) for path in outputs],
+      inputs=[("--input_file", path) for path in input_files]
+      + [("--vocab_file", FLAGS.vocab_file)],
+      output_dirs=[("--output_dir", FLAGS.output_dir)]
+      if FLAGS.num_workers else [])
+  tokenizer = load_tokenizer()
+  documents.check_text_files(input_files)
   logging.info("*** Reading from input files ***")
   for input_file in input_files:
     logging.info("  %s", input_file)
@@ -116,26 +130,19 @@ def main(_):
       short_seq_prob=FLAGS.short_seq_prob,
       dupe_factor=FLAGS.dupe_factor,
       do_whole_word_mask=FLAGS.do_whole_word_mask)
-  try:
-    if FLAGS.num_workers > 0:
-      file_io.makedirs(FLAGS.output_dir)
-      pretraining_data.create_in_parallel(
-          input_files, FLAGS.output_dir,
-          pretraining_data.TokenizerOptions(FLAGS.vocab_file,
-                                            FLAGS.do_lower_case),
-          options, FLAGS.random_seed, FLAGS.num_workers)
-    else:
-      output_files = FLAGS.output_file.split(",")
-      logging.info("*** Writing to output files ***")
-      for output_file in output_files:
-        logging.info("  %s", output_file)
-      pretraining_data.create_pretraining_data(
-          input_files, output_files, tokenizer, options, FLAGS.random_seed)
-  except (ValueError, OSError) as error:
-    sys.exit(f"create_pretraining_data: {error}")
+  if FLAGS.num_workers > 0:
+    pretraining_data.create_in_parallel(
+        input_files, FLAGS.output_dir,
+        pretraining_data.TokenizerOptions(FLAGS.vocab_file,
+                                          FLAGS.do_lower_case),
+        options, FLAGS.random_seed, FLAGS.num_workers)
+  else:
+    logging.info("*** Writing to output files ***")
+    for output_file in outputs:
+      logging.info("  %s", output_file)
+    pretraining_data.create_pretraining_data(
+        input_files, outputs, tokenizer, options, FLAGS.random_seed)
 
 
 if __name__ == "__main__":
-  flags.mark_flag_as_required("input_file")
-  flags.mark_flag_as_required("vocab_file")
-  app.run(main)
+  program.run(main, required_flags=["input_file", "vocab_file"])

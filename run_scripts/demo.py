@@ -24,9 +24,10 @@ import subprocess
 import sys
 import time
 
-from absl import app, flags
+from absl import flags
 
-from bert_tf import file_io
+import program
+from bert_tf import file_io, output_paths
 
 flags.DEFINE_string("output_dir", "demo_output", "Where every stage writes.")
 flags.DEFINE_integer("pretraining_steps", 1000, "run_pretraining steps.")
@@ -119,6 +120,7 @@ def query_export(export_dir):
 
 def main(_):
   start = time.time()
+  output_paths.check_outputs(output_dirs=[("--output_dir", FLAGS.output_dir)])
   file_io.makedirs(FLAGS.output_dir)
   run_stage(1, "A corpus from Python's docstrings",
             "make_docstring_corpus.py", output_file=path("corpus.txt"))
@@ -172,4 +174,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  program.run(main)

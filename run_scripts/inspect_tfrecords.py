@@ -12,13 +12,13 @@ mismatch with run_pretraining's flags is caught before training; without
 them, the lengths the file was written with are reported.
 """
 
-import sys
-
 import tensorflow as tf
-from absl import app, flags
+from absl import flags
+from google.protobuf import message
 
-from bert_tf import tokenization
-from bert_tf.data import pretraining_features
+import program
+from bert_tf import file_io, tokenization
+from bert_tf.data import pretraining_features, tfrecords
 
 flags.DEFINE_string("input_file", None,
                     "TFRecord file(s): comma-separated globs.")
@@ -33,20 +33,34 @@ flags.DEFINE_integer("max_predictions_per_seq", None,
 FLAGS = flags.FLAGS
 
 
-def describe(example, tokenizer):
+def token_names(ids, tokenizer, where):
+  """The tokens of ids (their numbers without a vocabulary).
+
+  Raises:
+    ValueError: an id past the vocabulary, naming the record.
+  """
+  if tokenizer is None:
+    return [str(token_id) for token_id in ids]
+  outside = [token_id for token_id in ids if token_id not in tokenizer.inv_vocab]
+  if outside:
+    raise ValueError(f"{where} has token id {outside[0]}, but --vocab_file="
+                     f"{FLAGS.vocab_file} has only {len(tokenizer.inv_vocab)} "
+                     f"tokens; is it the vocabulary the file was made with?")
+  return tokenizer.convert_ids_to_tokens(ids)
+
+
+def describe(example, tokenizer, where):
   """Lines describing one example, masked positions as [shown=original]."""
   features = example.features.feature
   ids = list(features["input_ids"].int64_list.value)
   length = sum(features["input_mask"].int64_list.value)
-  names = (tokenizer.convert_ids_to_tokens(ids[:length]) if tokenizer
-           else [str(token_id) for token_id in ids[:length]])
+  names = token_names(ids[:length], tokenizer, where)
   weights = features["masked_lm_weights"].float_list.value
   positions = features["masked_lm_positions"].int64_list.value
   labels = features["masked_lm_ids"].int64_list.value
   for position, label, weight in zip(positions, labels, weights):
-    if weight > 0:
-      original = (tokenizer.convert_ids_to_tokens([label])[0] if tokenizer
-                  else str(label))
+    if weight > 0 and 0 <= position < length:
+      original = token_names([label], tokenizer, where)[0]
       names[position] = f"[{names[position]}={original}]"
   segments = features["segment_ids"].int64_list.value[:length]
   first = [name for name, segment in zip(names, segments) if segment == 0]
@@ -61,45 +75,57 @@ def describe(example, tokenizer):
 
 
 def inspect(path, tokenizer):
-  for index, record in enumerate(tf.data.TFRecordDataset(path)):
+  """Prints the first --max_examples records, then checks every record."""
+  written = None
+  for index, record in enumerate(tfrecords.read_records(path)):
     if index >= FLAGS.max_examples:
       break
-    example = tf.train.Example.FromString(record.numpy())
-    seq_length, predictions = pretraining_features.example_lengths(example)
-    print(f"{path} record {index} (max_seq_length={seq_length}, "
-          f"max_predictions_per_seq={predictions}):")
-    for line in describe(example, tokenizer):
+    where = f"{path}: record {index}"
+    example = parse_example(record, where)
+    lengths = pretraining_features.example_lengths(example)
+    written = written or lengths
+    print(f"{where} (max_seq_length={lengths[0]}, "
+          f"max_predictions_per_seq={lengths[1]}):")
+    for line in describe(example, tokenizer, where):
       print(f"  {line}")
-  if FLAGS.max_seq_length is not None or (
-      FLAGS.max_predictions_per_seq is not None):
-    first = next(iter(tf.data.TFRecordDataset(path).take(1)), None)
+  if FLAGS.max_seq_length is None and FLAGS.max_predictions_per_seq is None:
+    return
+  if written is None:
+    first = next(tfrecords.read_records(path), None)
     if first is None:
       raise ValueError(f"{path}: no records")
     written = pretraining_features.example_lengths(
-        tf.train.Example.FromString(first.numpy()))
-    count = pretraining_features.check_file_lengths(
-        path, FLAGS.max_seq_length or written[0],
-        FLAGS.max_predictions_per_seq or written[1])
-    print(f"{path}: all {count} records match max_seq_length="
-          f"{FLAGS.max_seq_length or written[0]}, max_predictions_per_seq="
-          f"{FLAGS.max_predictions_per_seq or written[1]}")
+        parse_example(first, f"{path}: record 0"))
+  seq_length = FLAGS.max_seq_length or written[0]
+  predictions = FLAGS.max_predictions_per_seq or written[1]
+  count = pretraining_features.check_records(
+      path, seq_length, predictions,
+      len(tokenizer.vocab) if tokenizer else None)
+  print(f"{path}: all {count} records match max_seq_length={seq_length}, "
+        f"max_predictions_per_seq={predictions}")
+
+
+def parse_example(record, where):
+  try:
+    example = tf.train.Example.FromString(record)
+    pretraining_features.example_lengths(example)
+  except message.DecodeError:
+    raise ValueError(f"{where} is not a tf.train.Example") from None
+  except ValueError as error:
+    raise ValueError(f"{where}: {error}") from None
+  return example
 
 
 def main(_):
-  tokenizer = (tokenization.FullTokenizer(FLAGS.vocab_file)
-               if FLAGS.vocab_file else None)
-  paths = [path for pattern in FLAGS.input_file.split(",")
-           for path in tf.io.gfile.glob(pattern)]
-  if not paths:
-    sys.exit(f"inspect_tfrecords: --input_file={FLAGS.input_file} matches "
-             f"no file")
-  try:
-    for path in paths:
-      inspect(path, tokenizer)
-  except (ValueError, tf.errors.DataLossError) as error:
-    sys.exit(f"inspect_tfrecords: {error}")
+  tokenizer = None
+  if FLAGS.vocab_file:
+    if not file_io.exists(FLAGS.vocab_file):
+      raise ValueError(f"--vocab_file={FLAGS.vocab_file} does not exist")
+    tokenizer = tokenization.FullTokenizer(FLAGS.vocab_file)
+  paths = file_io.input_files(FLAGS.input_file)
+  for path in paths:
+    inspect(path, tokenizer)
 
 
 if __name__ == "__main__":
-  flags.mark_flag_as_required("input_file")
-  app.run(main)
+  program.run(main, required_flags=["input_file"])

@@ -17,9 +17,10 @@ import re
 import sys
 import time
 
-from absl import app, flags, logging
+from absl import flags, logging
 
-from bert_tf import file_io
+import program
+from bert_tf import file_io, output_paths
 
 # Pure-Python or well-documented modules, present on every platform from
 # Python 3.10 on, importable without side effects or deprecation warnings.
@@ -96,12 +97,21 @@ def module_document(module, seen):
   return document
 
 
+def import_module(name):
+  try:
+    return importlib.import_module(name)
+  except ImportError:
+    raise ValueError(f"--modules: there is no module {name!r}") from None
+
+
 def main(_):
   start = time.time()
+  output_paths.check_outputs(outputs=[("--output_file", FLAGS.output_file)])
+  modules = [import_module(name) for name in FLAGS.modules]
   seen = set()
   documents = []
-  for name in FLAGS.modules:
-    document = module_document(importlib.import_module(name), seen)
+  for module in modules:
+    document = module_document(module, seen)
     if document:
       documents.append(document)
   text = "\n\n".join("\n".join(document) for document in documents) + "\n"
@@ -113,5 +123,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-  flags.mark_flag_as_required("output_file")
-  app.run(main)
+  program.run(main, required_flags=["output_file"])

@@ -21,11 +21,11 @@ Distribution and precision: see training_flags.py.
 """
 
 import os
-import sys
 
 import numpy as np
-from absl import app, flags, logging
+from absl import flags, logging
 
+import program
 import training_flags
 from bert_tf import export, file_io, tokenization, vocabulary
 from bert_tf.data import classifier_features, glue
@@ -85,11 +85,10 @@ def validate_flags():
   for name in ("vocab_file", "bert_config_file"):
     if not file_io.exists(FLAGS[name].value):
       raise ValueError(f"--{name}: {FLAGS[name].value} does not exist")
-  training_flags.check_init_checkpoint(FLAGS.init_checkpoint)
+  training_flags.resolve_init_checkpoint()
   tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case,
                                                 FLAGS.init_checkpoint)
   vocabulary.check_do_lower_case(FLAGS.vocab_file, FLAGS.do_lower_case)
-
 
 
 def read_splits(task):
@@ -108,28 +107,47 @@ def split_suffix(split):
   return split.partition("_")[2] and f"_{split.partition('_')[2]}"
 
 
+def eval_results_name(split):
+  return f"eval_results{split_suffix(split)}.txt"
+
+
+def prediction_names(task, split):
+  """test_results.tsv and the GLUE submission file of a test split."""
+  suffix = split_suffix(split)
+  return (f"test_results{suffix}.tsv",
+          task.submission_files.get(split, f"{task.name}{suffix}.tsv"))
+
+
+def check_outputs(task, splits):
+  """Every file the run will write, checked against its inputs first."""
+  names = [eval_results_name(split) for split in task.dev_splits
+           if FLAGS.do_eval]
+  names += [name for split in task.test_splits if FLAGS.do_predict
+            for name in prediction_names(task, split)]
+  training_flags.check_outputs(
+      names, [("--data_dir", glue.split_path(task, FLAGS.data_dir, split))
+              for split in splits] + [("--vocab_file", FLAGS.vocab_file)],
+      [("--export_dir", FLAGS.export_dir)] if FLAGS.export_dir else [])
+
+
 def write_predictions(task, split, examples, outputs):
   """test_results.tsv (probabilities per line, as the original) and the
-  GLUE submission file (index, predicted label)."""
-  suffix = split_suffix(split)
+  GLUE submission file (index, predicted label), replaced together."""
   if task.is_regression:
     values = outputs["predictions"][:, None]
     predicted = [f"{value:.3f}" for value in outputs["predictions"]]
   else:
     values = outputs["probabilities"]
     predicted = [task.labels[index] for index in values.argmax(axis=-1)]
-  with file_io.atomic_write(os.path.join(
-      FLAGS.output_dir, f"test_results{suffix}.tsv")) as writer:
+  names = prediction_names(task, split)
+  with file_io.AtomicFiles([os.path.join(FLAGS.output_dir, name)
+                            for name in names]) as (results, submission):
     for row in values:
-      writer.write("\t".join(str(np.float32(value)) for value in row) + "\n")
-  submission = task.submission_files.get(split, f"{task.name}{suffix}.tsv")
-  with file_io.atomic_write(os.path.join(FLAGS.output_dir,
-                                         submission)) as writer:
-    writer.write("index\tprediction\n")
+      results.write("\t".join(str(np.float32(value)) for value in row) + "\n")
+    submission.write("index\tprediction\n")
     for example, label in zip(examples, predicted):
-      writer.write(f"{example.index}\t{label}\n")
-  logging.info("Wrote test_results%s.tsv and %s for %d examples", suffix,
-               submission, len(examples))
+      submission.write(f"{example.index}\t{label}\n")
+  logging.info("Wrote %s and %s for %d examples", *names, len(examples))
 
 
 def train_steps(splits):
@@ -153,17 +171,17 @@ def predict(trainer, features, batch_size):
 
 
 def main(_):
-  try:
-    validate_flags()
-    config = training_flags.load_bert_config(FLAGS.bert_config_file,
-                                             FLAGS.max_seq_length)
-    task = glue.get_task(FLAGS.task_name, FLAGS.xnli_language)
-    splits = read_splits(task)
-    num_train_steps = train_steps(splits)
-    options = training_flags.options(num_train_steps)
-    strategy = training_flags.strategy()
-  except (ValueError, OSError) as error:
-    sys.exit(f"run_classifier: {error}")
+  validate_flags()
+  config = training_flags.load_bert_config(FLAGS.bert_config_file,
+                                           FLAGS.max_seq_length)
+  vocabulary.check_vocab_fits(FLAGS.vocab_file, config.vocab_size,
+                              FLAGS.bert_config_file)
+  task = glue.get_task(FLAGS.task_name, FLAGS.xnli_language)
+  splits = read_splits(task)
+  check_outputs(task, splits)
+  num_train_steps = train_steps(splits)
+  options = training_flags.options(num_train_steps)
+  strategy = training_flags.strategy()
   tokenizer = tokenization.FullTokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
   features = {}
   for split, examples in splits.items():
@@ -179,11 +197,8 @@ def main(_):
   if FLAGS.do_train:
     logging.info("  Num steps = %d, warmup %d", num_train_steps,
                  num_warmup_steps)
-    try:
-      trainer.train(classifier_features.classifier_dataset(
-          features["train"], FLAGS.train_batch_size, True, FLAGS.seed))
-    except ValueError as error:  # a batch that replicas cannot share
-      sys.exit(f"run_classifier: {error}")
+    trainer.train(classifier_features.classifier_dataset(
+        features["train"], FLAGS.train_batch_size, True, FLAGS.seed))
   if FLAGS.do_eval:
     for split in task.dev_splits:
       outputs = predict(trainer, features[split], FLAGS.eval_batch_size)
@@ -191,9 +206,8 @@ def main(_):
           task.name, outputs, features[split]["label_ids"],
           FLAGS.eval_batch_size)}
       if trainer.is_chief:
-        write_eval_results(os.path.join(
-            FLAGS.output_dir, f"eval_results{split_suffix(split)}.txt"),
-            results)
+        write_eval_results(os.path.join(FLAGS.output_dir,
+                                        eval_results_name(split)), results)
   if FLAGS.do_predict:
     for split in task.test_splits:
       outputs = predict(trainer, features[split], FLAGS.predict_batch_size)
@@ -207,7 +221,5 @@ def main(_):
 
 
 if __name__ == "__main__":
-  for required in ("task_name", "data_dir", "vocab_file", "bert_config_file",
-                   "output_dir"):
-    flags.mark_flag_as_required(required)
-  app.run(main)
+  program.run(main, required_flags=["task_name", "data_dir", "vocab_file",
+                                    "bert_config_file", "output_dir"])

@@ -19,13 +19,15 @@ precision: see training_flags.py (--tpu, --distribution_strategy, --dtype,
 """
 
 import os
-import sys
 
-from absl import app, flags, logging
+import tensorflow as tf
+from absl import flags, logging
 
+import program
 import training_flags
 from bert_tf import file_io
-from bert_tf.data.pretraining_dataset import pretraining_dataset
+from bert_tf.data.pretraining_dataset import (find_bad_record,
+                                              pretraining_dataset)
 from bert_tf.models.pretrainer import BertPretrainer
 from bert_tf.training import distribution
 from bert_tf.training.checkpoint_manager import CheckpointManager
@@ -66,35 +68,52 @@ def validate_flags():
   if FLAGS.num_warmup_steps < 0 or FLAGS.shuffle_buffer_size < 0:
     raise ValueError("--num_warmup_steps and --shuffle_buffer_size must not "
                      "be negative")
-  training_flags.check_init_checkpoint(FLAGS.init_checkpoint)
+  training_flags.resolve_init_checkpoint()
   if not FLAGS.do_train and not FLAGS.init_checkpoint and not file_io.exists(
       os.path.join(FLAGS.output_dir, CheckpointManager.STATE_FILE)):
     raise ValueError(f"nothing to evaluate: no checkpoint in --output_dir="
                      f"{FLAGS.output_dir} and no --init_checkpoint")
 
 
-def dataset(input_files, is_training, strategy):
+def dataset(input_files, is_training, strategy, vocab_size):
   return pretraining_dataset(
       input_files, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
       FLAGS.train_batch_size if is_training else FLAGS.eval_batch_size,
       is_training=is_training, shuffle_buffer_size=FLAGS.shuffle_buffer_size,
-      seed=FLAGS.seed, num_workers=distribution.num_workers(strategy))
+      seed=FLAGS.seed, num_workers=distribution.num_workers(strategy),
+      vocab_size=vocab_size)
+
+
+def on_the_input(work, trainer, input_files, vocab_size):
+  """work(); if the input pipeline fails on a bad record (which TensorFlow's
+  error does not name), reads the inputs to say which file and record."""
+  try:
+    return work()
+  except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
+    logging.error("The input pipeline failed at step %d: %s",
+                  trainer.global_step, error.message.strip().splitlines()[0])
+    problem = find_bad_record(input_files, FLAGS.max_seq_length,
+                              FLAGS.max_predictions_per_seq, vocab_size)
+    if problem is None:
+      raise
+    raise ValueError(
+        f"{problem} (stopped at step {trainer.global_step}; the checkpoints "
+        f"in --output_dir are kept)") from None
 
 
 def main(_):
-  try:
-    validate_flags()
-    config = training_flags.load_bert_config(FLAGS.bert_config_file,
-                                             FLAGS.max_seq_length)
-    input_files = file_io.input_files(FLAGS.input_file)
-    options = training_flags.options(FLAGS.num_train_steps)
-    strategy = training_flags.strategy()
-    train_data = dataset(input_files, True, strategy) if FLAGS.do_train \
-        else None
-    eval_data = dataset(input_files, False, strategy) if FLAGS.do_eval \
-        else None
-  except (ValueError, OSError) as error:
-    sys.exit(f"run_pretraining: {error}")
+  validate_flags()
+  config = training_flags.load_bert_config(FLAGS.bert_config_file,
+                                           FLAGS.max_seq_length)
+  input_files = file_io.input_files(FLAGS.input_file)
+  training_flags.check_outputs(
+      ["eval_results.txt"], [("--input_file", path) for path in input_files])
+  options = training_flags.options(FLAGS.num_train_steps)
+  strategy = training_flags.strategy()
+  train_data = dataset(input_files, True, strategy, config.vocab_size) \
+      if FLAGS.do_train else None
+  eval_data = dataset(input_files, False, strategy, config.vocab_size) \
+      if FLAGS.do_eval else None
   logging.info("*** Input Files ***")
   for input_file in input_files:
     logging.info("  %s", input_file)
@@ -102,20 +121,18 @@ def main(_):
   trainer = training_flags.create_trainer(
       strategy, lambda: BertPretrainer(config), PretrainingObjective(),
       options, FLAGS.num_warmup_steps)
-  try:
-    if FLAGS.do_train:
-      trainer.train(train_data)
-    if FLAGS.do_eval:
-      results = trainer.evaluate(eval_data, FLAGS.max_eval_steps)
-      if trainer.is_chief:
-        write_eval_results(os.path.join(FLAGS.output_dir, "eval_results.txt"),
-                           results)
-  except ValueError as error:
-    sys.exit(f"run_pretraining: {error}")
+  if FLAGS.do_train:
+    on_the_input(lambda: trainer.train(train_data), trainer, input_files,
+                 config.vocab_size)
+  if FLAGS.do_eval:
+    results = on_the_input(
+        lambda: trainer.evaluate(eval_data, FLAGS.max_eval_steps), trainer,
+        input_files, config.vocab_size)
+    if trainer.is_chief:
+      write_eval_results(os.path.join(FLAGS.output_dir, "eval_results.txt"),
+                         results)
 
 
 if __name__ == "__main__":
-  flags.mark_flag_as_required("input_file")
-  flags.mark_flag_as_required("bert_config_file")
-  flags.mark_flag_as_required("output_dir")
-  app.run(main)
+  program.run(main, required_flags=["input_file", "bert_config_file",
+                                    "output_dir"])

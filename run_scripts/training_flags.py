@@ -4,11 +4,14 @@ options. A script defines its own flags, imports this module, and calls
 `strategy()` and `options(...)`.
 """
 
+import os
+
 import keras
 from absl import flags, logging
 
-from bert_tf import file_io
+from bert_tf import checkpoints, file_io, output_paths
 from bert_tf.config import BertConfig
+from bert_tf.training.checkpoint_manager import CheckpointManager
 from bert_tf.training import distribution, precision
 from bert_tf.training.optimization import OPTIMIZERS, create_optimizer
 from bert_tf.training.trainer import Trainer, TrainingOptions
@@ -158,15 +161,53 @@ def create_trainer(strategy, build_model, objective, options,
   return trainer
 
 
-def check_init_checkpoint(init_checkpoint):
-  """Raises ValueError unless --init_checkpoint is empty or a checkpoint."""
-  if init_checkpoint and not file_io.exists(f"{init_checkpoint}.index"):
-    raise ValueError(f"--init_checkpoint={init_checkpoint}: no "
-                     f"{init_checkpoint}.index")
+def resolve_init_checkpoint():
+  """--init_checkpoint as a checkpoint prefix (a directory gives its newest
+  checkpoint, as the original's), or None when the flag is empty; stored
+  back into the flag so that the rest of the run uses that one.
+
+  Raises:
+    ValueError: naming the flag, when there is no checkpoint there.
+  """
+  if not FLAGS.init_checkpoint:
+    return None
+  try:
+    prefix = checkpoints.resolve_checkpoint_path(FLAGS.init_checkpoint)
+  except FileNotFoundError as error:
+    raise ValueError(f"--init_checkpoint: {error}") from None
+  if prefix != FLAGS.init_checkpoint:
+    logging.info("--init_checkpoint=%s: using %s", FLAGS.init_checkpoint,
+                 prefix)
+  FLAGS.init_checkpoint = prefix
+  return prefix
+
+
+def check_outputs(file_names, inputs, output_dirs=()):
+  """Checks --output_dir, the files a script writes there (and the index of
+  its checkpoints), and other output directories, against every input,
+  before any work (output_paths.check_outputs).
+
+  Args:
+    file_names: the names of the files the script writes in --output_dir.
+    inputs: (flag, path) pairs of the script's own inputs; the config and
+      --init_checkpoint's files are added.
+    output_dirs: (flag, path) pairs of other directories written.
+  """
+  inputs = list(inputs) + [("--bert_config_file", FLAGS.bert_config_file)]
+  if FLAGS.init_checkpoint:
+    inputs += [("--init_checkpoint", path) for path in file_io.glob(
+        f"{FLAGS.init_checkpoint}.*")]
+  output_paths.check_outputs(
+      outputs=[("--output_dir", os.path.join(FLAGS.output_dir, name))
+               for name in [*file_names, CheckpointManager.STATE_FILE]],
+      inputs=inputs,
+      output_dirs=[("--output_dir", FLAGS.output_dir), *output_dirs])
 
 
 def load_bert_config(bert_config_file, max_seq_length):
   """The BertConfig, checked against --max_seq_length."""
+  if not file_io.exists(bert_config_file):
+    raise ValueError(f"--bert_config_file={bert_config_file} does not exist")
   config = BertConfig.from_json_file(bert_config_file)
   if max_seq_length > config.max_position_embeddings:
     raise ValueError(

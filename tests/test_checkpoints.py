@@ -1,4 +1,5 @@
 import os
+import re
 
 import numpy as np
 import pytest
@@ -163,3 +164,54 @@ def test_tf1_saver_restores_our_checkpoint(tmp_path):
 def test_unknown_model_type_has_no_name_map():
   with pytest.raises(TypeError, match="No checkpoint name map for Sequential"):
     bert_tf.checkpoint_variables(tf.keras.Sequential())
+
+
+def damaged_copy(source_prefix, prefix, suffix, keep_bytes):
+  """The checkpoint at source_prefix copied to prefix, one file cut short."""
+  for name in (".index", ".data-00000-of-00001"):
+    data = open(f"{source_prefix}{name}", "rb").read()
+    if name.startswith(suffix):
+      data = data[:keep_bytes(len(data))]
+    with open(f"{prefix}{name}", "wb") as writer:
+      writer.write(data)
+  return prefix
+
+
+@pytest.mark.parametrize("suffix, keep, message", [
+    (".data", lambda size: size // 2, "cannot read variable bert/.*, the "
+                                      "checkpoint's data file is truncated"),
+    (".data", lambda size: 0, "cannot read variable .*truncated or damaged"),
+    (".index", lambda size: size // 2, "cannot read the checkpoint, it is "
+                                       "truncated or damaged"),
+], ids=["half data", "empty data", "half index"])
+def test_a_damaged_checkpoint_is_named_and_changes_nothing(tmp_path, suffix,
+                                                           keep, message):
+  config = tiny_config()
+  saved = bert_tf.save_checkpoint(bert_tf.BertPretrainer(config),
+                                  str(tmp_path / "saved.ckpt"))
+  path = damaged_copy(saved, str(tmp_path / "model.ckpt"), suffix, keep)
+  model = bert_tf.BertPretrainer(config)
+  before = [weight.numpy() for weight in model.weights]
+  with pytest.raises(bert_tf.checkpoints.CorruptCheckpointError,
+                     match=f"^{re.escape(path)}: {message}"):
+    bert_tf.load_checkpoint(model, path)
+  for value, weight in zip(before, model.weights):
+    np.testing.assert_array_equal(value, weight.numpy())
+
+
+def test_a_directory_gives_its_newest_or_its_only_checkpoint(tmp_path):
+  model = bert_tf.BertEncoder(tiny_config())
+  released = tmp_path / "released"
+  bert_tf.save_checkpoint(model, str(released / "bert_model.ckpt"))
+  assert bert_tf.checkpoints.resolve_checkpoint_path(str(released)) == str(
+      released / "bert_model.ckpt")
+  for step in (1, 2):
+    bert_tf.save_checkpoint(model, str(tmp_path / "run" / f"model.ckpt-{step}"))
+  with pytest.raises(FileNotFoundError, match="several checkpoints and no "
+                     "'checkpoint' index file.*model.ckpt-1, model.ckpt-2"):
+    bert_tf.checkpoints.resolve_checkpoint_path(str(tmp_path / "run"))
+  (tmp_path / "run" / "checkpoint").write_text(
+      'model_checkpoint_path: "model.ckpt-1"\n')
+  assert bert_tf.checkpoints.resolve_checkpoint_path(
+      str(tmp_path / "run")) == str(tmp_path / "run" / "model.ckpt-1")
+

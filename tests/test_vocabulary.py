@@ -195,6 +195,29 @@ def test_learn_vocab_follows_do_lower_case():
   assert not vocabulary.looks_lower_cased(cased)
 
 
+def test_learn_vocab_never_exceeds_vocab_size(caplog):
+  """Every character takes two tokens (c and ##c): text with more characters
+  than the room keeps the most frequent ones, and says so."""
+  common = "".join(chr(0x4E00 + index) for index in range(10))
+  rare = [chr(0x5E00 + index) for index in range(200)]
+  lines = [f"{common} {rare[index]} words" for index in range(200)] * 3
+  with caplog.at_level(logging.WARNING):
+    tokens = vocabulary.learn_vocab(lines, 60, num_unused=5, min_count=2)
+  assert len(tokens) == 60
+  assert set(common) <= set(tokens)  # the frequent characters are kept
+  assert "vocab_size 60 holds 25 of the 215 characters" in caplog.text
+  assert len(vocabulary.learn_vocab(lines[:30], 500, num_unused=5,
+                                    min_count=2)) <= 500
+
+
+def test_check_vocab_fits_names_both_files(tmp_path):
+  path = vocab_file(tmp_path, [*SPECIALS, *UNCASED_PIECES])
+  vocabulary.check_vocab_fits(path, 20, "bert_config.json")
+  with pytest.raises(ValueError, match=f"{path}: 20 tokens, but vocab_size "
+                     f"in bert_config.json is 19"):
+    vocabulary.check_vocab_fits(path, 19, "bert_config.json")
+
+
 def test_demo_vocab_is_a_small_lower_cased_release_vocab():
   path = vocabulary.demo_vocab_file()
   tokens = list(tokenization.load_vocab(path))

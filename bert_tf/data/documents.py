@@ -5,10 +5,21 @@ import logging
 import time
 
 from bert_tf import file_io, tokenization
+from bert_tf.data import tfrecords
 
 logger = logging.getLogger(__name__)
 
 _PROGRESS_EVERY = 100000  # lines
+
+
+def check_text_files(input_files, flag_name="--input_file"):
+  """Raises ValueError for an input that is a TFRecord file, not text: read
+  as text, its bytes would make hundreds of thousands of garbage lines."""
+  for path in input_files:
+    if tfrecords.is_tfrecord_file(path):
+      raise ValueError(f"{flag_name}: {path} is a TFRecord file, not text "
+                       f"(one sentence per line, blank lines between "
+                       f"documents)")
 
 
 def stripped_lines(input_files):

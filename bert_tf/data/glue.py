@@ -13,6 +13,10 @@ from typing import Optional
 
 from bert_tf import file_io
 
+# csv's default limit is 128 KB; GLUE-format files of a user's own long texts
+# (truncated to max_seq_length later anyway) may hold longer fields.
+_LONGEST_FIELD = 2**31 - 1
+
 
 @dataclasses.dataclass(frozen=True)
 class InputExample:
@@ -139,6 +143,11 @@ def get_task(task_name, xnli_language="zh"):
   return TASKS[name]
 
 
+def split_path(task, data_dir, split):
+  """The file one split of a task is read from."""
+  return f"{data_dir.rstrip('/')}/{task.splits[split].file}"
+
+
 def read_examples(task, data_dir, split, language="zh"):
   """The examples of one split of a task.
 
@@ -154,7 +163,7 @@ def read_examples(task, data_dir, split, language="zh"):
       unknown label; the message names the file and line.
   """
   split_format = task.splits[split]
-  path = f"{data_dir.rstrip('/')}/{split_format.file}"
+  path = split_path(task, data_dir, split)
   if not file_io.exists(path):
     raise ValueError(f"{path}: no such file (the {split} set of "
                      f"{task.name})")
@@ -163,32 +172,58 @@ def read_examples(task, data_dir, split, language="zh"):
       split_format.index, split_format.language) if column is not None]
   needed = max(column + 1 if column >= 0 else -column for column in columns)
   examples = []
-  with file_io.open_file(path) as reader:
-    rows = csv.reader(_without_bom(reader), delimiter="\t", quotechar=None)
-    for row_number, row in enumerate(rows):
-      if row_number == 0 and split_format.header:
-        continue
-      where = f"{path}:{rows.line_num}"
-      if len(row) < needed:
-        raise ValueError(f"{where}: expected at least {needed} tab-separated "
-                         f"columns, found {len(row)}")
-      if split_format.language is not None and \
-          row[split_format.language] != language:
-        continue
-      examples.append(InputExample(
-          guid=f"{split}-{row_number}",
-          text_a=row[split_format.text_a],
-          text_b=None if split_format.text_b is None
-          else row[split_format.text_b],
-          label=None if split_format.label is None
-          else _label(task, row[split_format.label], where),
-          index=None if split_format.label is not None
-          else (row[split_format.index] if split_format.index is not None
-                else str(len(examples)))))
+  for row_number, (line, row) in enumerate(_rows(path)):
+    if row_number == 0 and split_format.header:
+      continue
+    where = f"{path}:{line}"
+    if len(row) < needed:
+      raise ValueError(f"{where}: expected at least {needed} tab-separated "
+                       f"columns, found {len(row)}")
+    if split_format.language is not None and \
+        row[split_format.language] != language:
+      continue
+    examples.append(InputExample(
+        guid=f"{split}-{row_number}",
+        text_a=row[split_format.text_a],
+        text_b=None if split_format.text_b is None
+        else row[split_format.text_b],
+        label=None if split_format.label is None
+        else _label(task, row[split_format.label], where),
+        index=None if split_format.label is not None
+        else (row[split_format.index] if split_format.index is not None
+              else str(len(examples)))))
   if not examples:
     raise ValueError(f"{path}: no examples (the {split} set of {task.name} "
                      f"is empty)")
   return examples
+
+
+def _rows(path):
+  """(line number, fields) of a tab-separated file, read as the original:
+  no quoting, a UTF-8 byte-order mark ignored, fields of any length.
+
+  Raises:
+    ValueError: text that is not UTF-8, naming the file and line.
+  """
+  csv.field_size_limit(max(csv.field_size_limit(), _LONGEST_FIELD))
+  with file_io.open_file(path) as reader:
+    rows = csv.reader(_without_bom(reader), delimiter="\t", quotechar=None)
+    try:
+      for row in rows:
+        yield rows.line_num, row
+    except UnicodeDecodeError as error:
+      raise ValueError(f"{path}:{_first_undecodable_line(path)}: not UTF-8 "
+                       f"text ({error.reason})") from None
+
+
+def _first_undecodable_line(path):
+  with file_io.open_file(path, "rb") as reader:
+    for number, line in enumerate(reader, start=1):
+      try:
+        line.decode("utf-8")
+      except UnicodeDecodeError:
+        return number
+  return "?"
 
 
 def _without_bom(lines):

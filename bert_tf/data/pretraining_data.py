@@ -14,12 +14,12 @@ import os
 import random
 import time
 
-from bert_tf import tokenization
+from bert_tf import file_io, tokenization
 from bert_tf.data import pretraining_features
 from bert_tf.data.documents import read_documents
 from bert_tf.data.pretraining_instances import (Vocabulary,
                                                 create_training_instances)
-from bert_tf.data.tfrecord_writer import RoundRobinWriter
+from bert_tf.data.tfrecords import RoundRobinWriter
 
 logger = logging.getLogger(__name__)
 
@@ -35,13 +35,15 @@ class TokenizerOptions:
 
 
 def create_pretraining_data(input_files, output_files, tokenizer, options,
-                            random_seed):
+                            random_seed, atomic=True):
   """Writes the original's records for these inputs; returns their number.
 
   Args:
     input_files: text files, one sentence per line, blank line between
       documents; read in order as one corpus.
-    output_files: TFRecord files, written round-robin, atomically.
+    output_files: TFRecord files, written round-robin; together and
+      atomically (file_io.AtomicFiles) unless atomic=False, for files a
+      caller has staged itself.
     tokenizer: a tokenization.FullTokenizer.
     options: InstanceOptions.
     random_seed: the original's --random_seed.
@@ -57,7 +59,7 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
       random.Random(random_seed))
   del documents
   start = time.time()
-  with RoundRobinWriter(output_files) as writer:
+  with RoundRobinWriter(output_files, atomic) as writer:
     for index, instance in enumerate(instances):
       writer.write(pretraining_features.serialize_instance(
           instance, options.max_seq_length, options.max_predictions_per_seq))
@@ -112,13 +114,15 @@ def create_in_parallel(input_files, output_dir, tokenizer_options, options,
   # spawn: TensorFlow is not safe to fork once initialised.
   context = multiprocessing.get_context("spawn")
   start, written = time.time(), {}
-  with concurrent.futures.ProcessPoolExecutor(
+  # Workers write the staged temporaries; all are renamed when all are done.
+  staged = file_io.AtomicFiles(list(outputs.values()), "wb")
+  with staged, concurrent.futures.ProcessPoolExecutor(
       num_workers, mp_context=context,
       initializer=_configure_worker_logging) as pool:
     futures = {
-        pool.submit(_create_one, input_file, output, tokenizer_options,
+        pool.submit(_create_one, input_file, temporary, tokenizer_options,
                     options, random_seed): input_file
-        for input_file, output in outputs.items()}
+        for input_file, temporary in zip(outputs, staged.temporaries)}
     for future in concurrent.futures.as_completed(futures):
       written[futures[future]] = future.result()
       total = sum(written.values())
@@ -135,12 +139,13 @@ def _configure_worker_logging():
                       format="%(asctime)s %(processName)s %(message)s")
 
 
-def _create_one(input_file, output_file, tokenizer_options, options,
+def _create_one(input_file, staged_file, tokenizer_options, options,
                 random_seed):
-  """A worker's job; each worker builds its tokenizer once."""
+  """A worker's job, written straight into the parent's staged temporary;
+  each worker builds its tokenizer once."""
   if tokenizer_options not in _worker_tokenizers:
     _worker_tokenizers[tokenizer_options] = tokenization.FullTokenizer(
         tokenizer_options.vocab_file, tokenizer_options.do_lower_case)
   return create_pretraining_data(
-      [input_file], [output_file], _worker_tokenizers[tokenizer_options],
-      options, random_seed)
+      [input_file], [staged_file], _worker_tokenizers[tokenizer_options],
+      options, random_seed, atomic=False)

@@ -7,9 +7,13 @@ the remainder dropped, prefetched. Evaluation: the files in order, repeated
 shuffles off, so that a run can be compared step by step with a reference.
 """
 
+import logging
+
 import tensorflow as tf
 
 from bert_tf.data import pretraining_features
+
+logger = logging.getLogger(__name__)
 
 # The original's num_cpu_threads: how many files are read at once.
 _CYCLE_LENGTH = 4
@@ -17,20 +21,27 @@ _CYCLE_LENGTH = 4
 
 def pretraining_dataset(input_files, max_seq_length, max_predictions_per_seq,
                         batch_size, is_training, shuffle_buffer_size=100,
-                        seed=None, num_workers=1):
+                        seed=None, num_workers=1, vocab_size=None):
   """A tf.data.Dataset of feature dicts (int32 ids, float32 weights).
+
+  The first record of every file is checked at once (check_records): a file
+  that is not a TFRecord, or was written for other lengths or a larger
+  vocabulary, is refused by name before training starts. A fault further
+  into a file stops the pipeline with an error that names no file;
+  find_bad_record names it.
 
   num_workers: how many processes a multi-worker strategy splits the data
     over; by file when there are enough files, else by record.
+  vocab_size: the model's; token ids must be below it.
 
   Raises:
-    ValueError: a file's records were written for other lengths; the
-      message names the file and the flag to change.
+    ValueError: naming the file, the record and the flag to change.
   """
   input_files = list(input_files)
   for path in input_files:
-    pretraining_features.check_file_lengths(
-        path, max_seq_length, max_predictions_per_seq, max_records=1)
+    pretraining_features.check_records(
+        path, max_seq_length, max_predictions_per_seq, vocab_size,
+        max_records=1)
   spec = pretraining_features.feature_spec(max_seq_length,
                                            max_predictions_per_seq)
 
@@ -62,3 +73,23 @@ def pretraining_dataset(input_files, max_seq_length, max_predictions_per_seq,
           .batch(batch_size, drop_remainder=True)
           .prefetch(tf.data.AUTOTUNE)
           .with_options(options))
+
+
+def find_bad_record(input_files, max_seq_length, max_predictions_per_seq,
+                    vocab_size=None):
+  """Reads every record of every file, as check_records, for the first fault.
+
+  Slow on a big corpus, so run only once the pipeline has failed, to say
+  which file and record made it fail.
+
+  Returns:
+    The ValueError describing the first bad record, or None if all are good.
+  """
+  for path in input_files:
+    logger.info("Checking every record of %s", path)
+    try:
+      pretraining_features.check_records(path, max_seq_length,
+                                         max_predictions_per_seq, vocab_size)
+    except ValueError as error:
+      return error
+  return None

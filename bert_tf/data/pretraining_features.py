@@ -7,7 +7,10 @@ deterministic serialisation), several times faster than building protos.
 """
 
 import functools
+import itertools
 import struct
+
+from bert_tf.data import tfrecords
 
 INT_FEATURES_PER_TOKEN = ("input_ids", "input_mask", "segment_ids")
 INT_FEATURES_PER_PREDICTION = ("masked_lm_positions", "masked_lm_ids")
@@ -167,14 +170,20 @@ def example_lengths(example):
   return length("input_ids"), length("masked_lm_positions")
 
 
-def check_file_lengths(path, max_seq_length, max_predictions_per_seq,
-                       max_records=None):
-  """Checks that records were written for these flags, before training dies
-  on "Can't parse serialized Example".
+def check_records(path, max_seq_length, max_predictions_per_seq,
+                  vocab_size=None, max_records=None):
+  """Checks that a file's records are what run_pretraining will be given,
+  before training dies on "Can't parse serialized Example" or "corrupted
+  record", which name no file.
+
+  Each record's checksums, its layout (the original's features), its lengths
+  (the flags it must be read with) and, with vocab_size, its token ids (which
+  must fit the model's embedding table) are checked.
 
   Args:
     path: a TFRecord file of pretraining examples.
     max_seq_length, max_predictions_per_seq: the training flags.
+    vocab_size: the config's vocab_size, or None not to check ids.
     max_records: how many records to check (None: all).
 
   Returns:
@@ -184,13 +193,16 @@ def check_file_lengths(path, max_seq_length, max_predictions_per_seq,
     ValueError: naming the file, the record and the flag to change.
   """
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from google.protobuf import message  # pylint: disable=g-import-not-at-top
   checked = 0
-  for index, record in enumerate(tf.data.TFRecordDataset(path)):
-    if max_records is not None and index >= max_records:
-      break
+  records = itertools.islice(tfrecords.read_records(path), max_records)
+  for index, record in enumerate(records):
     try:
-      seq_length, predictions = example_lengths(
-          tf.train.Example.FromString(record.numpy()))
+      example = tf.train.Example.FromString(record)
+      seq_length, predictions = example_lengths(example)
+    except message.DecodeError:
+      raise ValueError(f"{path}: record {index} is not a tf.train.Example"
+                       ) from None
     except ValueError as error:
       raise ValueError(f"{path}: record {index}: {error}") from None
     if seq_length != max_seq_length:
@@ -204,5 +216,19 @@ def check_file_lengths(path, max_seq_length, max_predictions_per_seq,
           f"but --max_predictions_per_seq={max_predictions_per_seq}; pass "
           f"--max_predictions_per_seq={predictions} (the value "
           f"create_pretraining_data was run with)")
+    if vocab_size is not None:
+      _check_ids(example, vocab_size, f"{path}: record {index}")
     checked += 1
   return checked
+
+
+def _check_ids(example, vocab_size, where):
+  features = example.features.feature
+  for name in ("input_ids", "masked_lm_ids"):
+    outside = [value for value in features[name].int64_list.value
+               if not 0 <= value < vocab_size]
+    if outside:
+      raise ValueError(
+          f"{where} has {name} {outside[0]}, but the model's vocab_size is "
+          f"{vocab_size}: the file was made with a vocabulary that does not "
+          f"fit the bert_config.json")

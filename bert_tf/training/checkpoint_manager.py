@@ -8,10 +8,20 @@ resumes from the newest: weights, adam_m/adam_v slots and global_step.
 
 import logging
 import os
+import re
 
 from bert_tf import checkpoints, file_io
 
 logger = logging.getLogger(__name__)
+
+_STEP = re.compile(r"model\.ckpt-\d+\.index")
+
+
+def _listing(names, most=3):
+  shown = ", ".join(names[:most])
+  return shown + (f" and {len(names) - most} more" if len(names) > most
+                  else "")
+
 
 class CheckpointManager:
   """Saves and restores a model with its AdamWeightDecay optimizer.
@@ -35,6 +45,7 @@ class CheckpointManager:
   def save(self, step):
     """Writes model.ckpt-<step>, updates the index, drops the oldest."""
     name = f"model.ckpt-{step}"
+    file_io.remove_stale_temporaries(self.directory, r"model\.ckpt-\d+")
     checkpoints.save_checkpoint(self.model, os.path.join(self.directory, name),
                                 global_step=step, optimizer=self.optimizer)
     self.kept = [kept for kept in self.kept if kept != name] + [name]
@@ -48,33 +59,85 @@ class CheckpointManager:
     return os.path.join(self.directory, name)
 
   def restore_latest(self):
-    """Loads the newest checkpoint listed in the index, if any.
+    """Loads the newest intact checkpoint listed in the index, if any.
+
+    A damaged one (truncated or corrupt files, e.g. from a full disk) is
+    skipped with a warning for the one before it, and dropped from the
+    index, so the same command recovers instead of failing forever.
 
     Returns:
       Its global_step, or 0 when the directory has no checkpoint yet.
+
+    Raises:
+      ValueError: a checkpoint there is of another model (missing or
+        differently shaped variables or slots), or every one is damaged.
     """
-    if not self.kept:
-      return 0
-    path = os.path.join(self.directory, self.kept[-1])
-    checkpoints.load_checkpoint(self.model, path)
-    step = checkpoints.load_optimizer_slots(self.model, self.optimizer, path)
+    damaged = []
+    for name in reversed(self.kept):
+      path = os.path.join(self.directory, name)
+      try:
+        step = self._restore(path)
+      except checkpoints.CorruptCheckpointError as error:
+        logger.warning("%s; trying the checkpoint before it", error)
+        damaged.append(name)
+        continue
+      self.kept = [kept for kept in self.kept if kept not in damaged]
+      logger.info("Resumed from %s at step %d", path, step)
+      return step
+    if damaged:
+      raise checkpoints.CorruptCheckpointError(
+          f"{self.directory}: every checkpoint is damaged "
+          f"({', '.join(damaged)}); remove them (and the '{self.STATE_FILE}' "
+          f"file) to start again from --init_checkpoint")
+    return 0
+
+  def _restore(self, path):
+    """Weights, slots and step from one checkpoint, all of them required."""
+    try:
+      report = checkpoints.load_checkpoint(self.model, path)
+      if report.not_in_checkpoint:
+        raise ValueError(f"it lacks {_listing(report.not_in_checkpoint)}")
+      step = checkpoints.load_optimizer_slots(self.model, self.optimizer,
+                                              path)
+    except checkpoints.CorruptCheckpointError:
+      raise
+    except ValueError as error:
+      raise ValueError(
+          f"{path} is a checkpoint of another model ({error}); to start "
+          f"this run fresh, remove the model.ckpt-* and '{self.STATE_FILE}' "
+          f"files from {self.directory} or choose another --output_dir"
+      ) from None
     self.optimizer.iterations.assign(step)
-    logger.info("Resumed from %s at step %d", path, step)
     return step
 
   def _listed_checkpoints(self):
-    """Names in the index file, oldest first, that still exist."""
-    state = os.path.join(self.directory, self.STATE_FILE)
-    if not file_io.exists(state):
-      return []
+    """Names in the index file, oldest first, that still exist.
+
+    Without a readable index (deleted, or never written by a run killed
+    just after its first save), the model.ckpt-<step> files there are used,
+    so that their training is resumed rather than overwritten.
+    """
     names = []
-    with file_io.open_file(state) as reader:
-      for line in reader:
-        key, _, value = line.partition(":")
-        if key.strip() == "all_model_checkpoint_paths":
-          names.append(os.path.basename(value.strip().strip('"')))
-    return [name for name in names if file_io.exists(
+    state = os.path.join(self.directory, self.STATE_FILE)
+    if file_io.exists(state):
+      with file_io.open_file(state) as reader:
+        for line in reader:
+          key, _, value = line.partition(":")
+          if key.strip() == "all_model_checkpoint_paths":
+            names.append(os.path.basename(value.strip().strip('"')))
+    listed = [name for name in names if file_io.exists(
         os.path.join(self.directory, f"{name}.index"))]
+    if listed:
+      return listed
+    found = sorted(
+        (os.path.basename(path)[:-len(".index")] for path in file_io.glob(
+            os.path.join(self.directory, "model.ckpt-*.index"))
+         if _STEP.fullmatch(os.path.basename(path))),
+        key=lambda name: int(name.rpartition("-")[2]))
+    if found:
+      logger.warning("%s lists no checkpoint; using the model.ckpt-<step> "
+                     "files there: %s", state, ", ".join(found))
+    return found
 
   def _write_state(self):
     """The index as the original's Saver writes it, atomically."""

@@ -1,11 +1,14 @@
+import os
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from bert_tf.data import pretraining_features
-from bert_tf.data.pretraining_dataset import pretraining_dataset
+from bert_tf.data.pretraining_dataset import (find_bad_record,
+                                              pretraining_dataset)
 from bert_tf.data.pretraining_instances import TrainingInstance
-from bert_tf.data.tfrecord_writer import RoundRobinWriter
+from bert_tf.data.tfrecords import RoundRobinWriter
 
 
 def write_file(path, first_ids, count=3, max_seq_length=8):
@@ -56,3 +59,32 @@ def test_wrong_lengths_name_the_file_and_the_flag(tmp_path):
   with pytest.raises(ValueError, match="a.tfrecord: record 0 has 8 input_ids, "
                      "but --max_seq_length=128; pass --max_seq_length=8"):
     pretraining_dataset([path], 128, 2, batch_size=2, is_training=True)
+
+
+def test_a_text_file_or_a_larger_vocabulary_is_refused_at_once(tmp_path):
+  text = tmp_path / "corpus.txt"
+  text.write_text("The first document.\n")
+  with pytest.raises(ValueError, match="corpus.txt: not a TFRecord file"):
+    pretraining_dataset([str(text)], 8, 2, batch_size=2, is_training=True)
+  path = write_file(tmp_path / "a.tfrecord", 10)
+  with pytest.raises(ValueError, match="record 0 has input_ids 101, but the "
+                     "model's vocab_size is 100"):
+    pretraining_dataset([path], 8, 2, batch_size=2, is_training=True,
+                        vocab_size=100)
+
+
+def test_find_bad_record_names_the_damaged_file(tmp_path):
+  good = write_file(tmp_path / "good.tfrecord", 10)
+  bad = write_file(tmp_path / "bad.tfrecord", 10, count=40)
+  with open(bad, "r+b") as damaged:
+    damaged.truncate(os.path.getsize(bad) - 7)
+  # Only the first record is checked up front: the pipeline is built ...
+  dataset = pretraining_dataset([good, bad], 8, 2, batch_size=2,
+                                is_training=False)
+  with pytest.raises(tf.errors.DataLossError):  # ... and fails unnamed.
+    for _ in dataset.take(100):
+      pass
+  error = find_bad_record([good, bad], 8, 2)
+  assert str(error).startswith(f"{bad}: record 39 (byte ")
+  assert "truncated" in str(error)
+  assert find_bad_record([good], 8, 2) is None

@@ -4,7 +4,7 @@ import tensorflow as tf
 
 from bert_tf.data import pretraining_features
 from bert_tf.data.pretraining_instances import TrainingInstance
-from bert_tf.data.tfrecord_writer import RoundRobinWriter
+from bert_tf.data.tfrecords import RoundRobinWriter
 
 INSTANCE = TrainingInstance(input_ids=[101, 7, 8, 102, 9, 102],
                             first_segment_length=4,
@@ -78,21 +78,48 @@ def test_instance_longer_than_max_seq_length_is_refused():
     pretraining_features.serialize_instance(INSTANCE, 5, 3)
 
 
-def test_check_file_lengths_names_file_record_and_flag(tmp_path):
+def test_check_records_names_file_record_and_flag(tmp_path):
   path = write(tmp_path / "a.tfrecord", [INSTANCE] * 3)
-  assert pretraining_features.check_file_lengths(path, 8, 3) == 3
+  assert pretraining_features.check_records(path, 8, 3) == 3
   with pytest.raises(ValueError, match=(
       "a.tfrecord: record 0 has 8 input_ids, but --max_seq_length=128; "
       "pass --max_seq_length=8")):
-    pretraining_features.check_file_lengths(path, 128, 3)
+    pretraining_features.check_records(path, 128, 3)
   with pytest.raises(ValueError, match="pass --max_predictions_per_seq=3"):
-    pretraining_features.check_file_lengths(path, 8, 20)
+    pretraining_features.check_records(path, 8, 20)
 
 
-def test_a_file_of_other_examples_is_named(tmp_path):
+def test_every_record_is_checked_not_only_the_first(tmp_path):
+  path = tmp_path / "mixed.tfrecord"
+  with RoundRobinWriter([str(path)]) as writer:
+    for max_seq_length in (8, 8, 16):
+      writer.write(pretraining_features.serialize_instance(
+          INSTANCE, max_seq_length, 3))
+  assert pretraining_features.check_records(str(path), 8, 3,
+                                            max_records=2) == 2
+  with pytest.raises(ValueError, match="mixed.tfrecord: record 2 has 16 "
+                     "input_ids, but --max_seq_length=8"):
+    pretraining_features.check_records(str(path), 8, 3)
+
+
+def test_ids_past_the_vocabulary_are_named(tmp_path):
+  path = write(tmp_path / "a.tfrecord", [INSTANCE])
+  assert pretraining_features.check_records(path, 8, 3, vocab_size=103) == 1
+  with pytest.raises(ValueError, match="a.tfrecord: record 0 has input_ids "
+                     "102, but the model's vocab_size is 102"):
+    pretraining_features.check_records(path, 8, 3, vocab_size=102)
+
+
+def test_a_file_of_other_records_is_named(tmp_path):
   path = str(tmp_path / "other.tfrecord")
   with tf.io.TFRecordWriter(path) as writer:
     writer.write(tf.train.Example().SerializeToString())
+    writer.write(b"\xff not a protocol buffer")
   with pytest.raises(ValueError, match="other.tfrecord: record 0: not a "
                      "pretraining example"):
-    pretraining_features.check_file_lengths(path, 8, 3)
+    pretraining_features.check_records(path, 8, 3)
+  with tf.io.TFRecordWriter(path) as writer:
+    writer.write(b"\xff not a protocol buffer")
+  with pytest.raises(ValueError, match="other.tfrecord: record 0 is not a "
+                     "tf.train.Example"):
+    pretraining_features.check_records(path, 8, 3)

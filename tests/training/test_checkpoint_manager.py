@@ -1,6 +1,7 @@
 import os
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import bert_tf
@@ -64,3 +65,68 @@ def test_resuming_continues_exactly(tmp_path):
 def test_nothing_to_resume_from(tmp_path):
   _, _, manager = make(tiny_config(), str(tmp_path))
   assert manager.restore_latest() == 0
+
+
+def cut_short(directory, name):
+  """Truncates a checkpoint's data file, as a full disk or a copy might."""
+  path = os.path.join(directory, f"{name}.data-00000-of-00001")
+  with open(path, "r+b") as data:
+    data.truncate(os.path.getsize(path) // 3)
+
+
+def test_a_damaged_newest_checkpoint_falls_back_to_the_one_before(tmp_path):
+  model, optimizer, manager = make(tiny_config(), str(tmp_path), keep=3)
+  train(model, optimizer, 6, manager, save_every=2)
+  cut_short(tmp_path, "model.ckpt-6")
+  _, resumed_optimizer, resumed = make(tiny_config(), str(tmp_path), keep=3)
+  assert resumed.restore_latest() == 4
+  assert int(resumed_optimizer.iterations) == 4
+  assert resumed.kept == ["model.ckpt-2", "model.ckpt-4"]
+  resumed.save(5)  # the index no longer lists the damaged one
+  assert tf.train.get_checkpoint_state(str(tmp_path)).all_model_checkpoint_paths \
+      == [str(tmp_path / f"model.ckpt-{step}") for step in (2, 4, 5)]
+
+
+def test_every_checkpoint_damaged_is_an_error_naming_them(tmp_path):
+  model, optimizer, manager = make(tiny_config(), str(tmp_path))
+  train(model, optimizer, 4, manager, save_every=2)
+  for name in ("model.ckpt-2", "model.ckpt-4"):
+    cut_short(tmp_path, name)
+  with pytest.raises(ValueError, match="every checkpoint is damaged "
+                     "\\(model.ckpt-4, model.ckpt-2\\)"):
+    make(tiny_config(), str(tmp_path))[2].restore_latest()
+
+
+def test_another_models_checkpoint_says_how_to_start_fresh(tmp_path):
+  encoder = bert_tf.BertEncoder(tiny_config())
+  bert_tf.save_checkpoint(encoder, str(tmp_path / "model.ckpt-3"))
+  (tmp_path / "checkpoint").write_text(
+      'model_checkpoint_path: "model.ckpt-3"\n'
+      'all_model_checkpoint_paths: "model.ckpt-3"\n')
+  with pytest.raises(ValueError, match=(
+      "model.ckpt-3 is a checkpoint of another model \\(it lacks cls/.* and "
+      "4 more\\); to start this run fresh, remove the model.ckpt-\\* and "
+      "'checkpoint' files from .* or choose another --output_dir")):
+    make(tiny_config(), str(tmp_path))[2].restore_latest()
+  with pytest.raises(ValueError, match="another model .*shape"):
+    make(tiny_config(hidden_size=16), str(tmp_path))[2].restore_latest()
+
+
+def test_without_an_index_the_checkpoints_there_are_resumed(tmp_path):
+  model, optimizer, manager = make(tiny_config(), str(tmp_path), keep=5)
+  train(model, optimizer, 10, manager, save_every=5)
+  (tmp_path / "checkpoint").unlink()
+  assert make(tiny_config(), str(tmp_path))[2].restore_latest() == 10
+
+
+def test_saving_removes_a_killed_saves_temporaries(tmp_path):
+  model, optimizer, manager = make(tiny_config(), str(tmp_path))
+  train(model, optimizer, 1)
+  stale = tmp_path / f"model.ckpt-7.tmp-{'0' * 32}"
+  for suffix in ("", ".index", ".data-00000-of-00001"):
+    (tmp_path / f"{stale.name}{suffix}").write_bytes(b"half")
+  (tmp_path / "notes.tmp-mine").write_text("the user's")
+  manager.save(8)
+  assert sorted(os.listdir(tmp_path)) == [
+      "checkpoint", "model.ckpt-8.data-00000-of-00001", "model.ckpt-8.index",
+      "notes.tmp-mine"]

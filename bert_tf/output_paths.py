@@ -1,0 +1,80 @@
+"""Checks, before any work, that a program's outputs can be written and
+destroy nothing the user had.
+
+Every program calls check_outputs with its output and input paths, each
+with the flag that named it, so that a wrong flag is reported at once, in
+one line naming the flag, rather than after the work or by overwriting an
+input:
+
+    check_outputs(outputs=[("--output_file", "out.tfrecord")],
+                  inputs=[("--input_file", "corpus.txt"),
+                          ("--vocab_file", "vocab.txt")])
+"""
+
+import os
+
+from bert_tf import file_io
+
+
+def check_outputs(outputs=(), inputs=(), output_dirs=()):
+  """Raises ValueError, naming the flag, unless every output is safe.
+
+  Args:
+    outputs: (flag, path) pairs of files to write. Each must be a regular
+      file or absent (a symlink counts as its target), under a directory that
+      exists or can be created, and must not be one of the inputs nor another
+      output.
+    inputs: (flag, path) pairs of files read (globs already expanded).
+    output_dirs: (flag, path) pairs of directories to write into: each must
+      be a directory or absent, and creatable.
+  """
+  for flag, path in output_dirs:
+    kind = file_io.kind_of_file(path)
+    if file_io.exists(path) and kind != "a directory":
+      raise ValueError(f"{flag}={path} is {kind or 'a file'}, not a "
+                       f"directory")
+    _check_creatable(flag, path, path)
+  identities = {}
+  for flag, path in inputs:
+    identities.setdefault(_identity(path), (flag, path, "an input"))
+  for flag, path in outputs:
+    target = file_io.resolved(path)
+    kind = file_io.kind_of_file(target)
+    if kind is not None:
+      raise ValueError(f"{flag}={path} is {kind}, not a regular file; "
+                       f"refusing to replace it")
+    _check_creatable(flag, path, os.path.dirname(target))
+    identity = _identity(path)
+    if identity in identities:
+      other_flag, other_path, what = identities[identity]
+      raise ValueError(f"{flag}={path} is the same file as {other_flag}="
+                       f"{other_path}; refusing to overwrite {what}")
+    identities[identity] = (flag, path, "another output")
+
+
+def _identity(path):
+  """What two paths share when they name the same file: the device and
+  inode of an existing local file (through symlinks and hard links), else
+  the resolved path."""
+  if not file_io.is_url(path):
+    try:
+      status = os.stat(path)
+      return ("inode", status.st_dev, status.st_ino)
+    except OSError:
+      pass
+  return ("path", file_io.resolved(path))
+
+
+def _check_creatable(flag, path, directory):
+  """The nearest existing ancestor of `directory` must be a writable
+  directory (missing ones in between are created when writing)."""
+  if file_io.is_url(directory) or not directory:
+    return
+  ancestor = os.path.abspath(directory)
+  while not os.path.exists(ancestor):
+    ancestor = os.path.dirname(ancestor)
+  if not os.path.isdir(ancestor):
+    raise ValueError(f"{flag}={path}: {ancestor} is a file, not a directory")
+  if not os.access(ancestor, os.W_OK | os.X_OK):
+    raise ValueError(f"{flag}={path}: cannot write in {ancestor} "
+                     f"(permission denied)")

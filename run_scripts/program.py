@@ -1,0 +1,48 @@
+"""How every run script starts and stops.
+
+absl parses the flags, then the script's main runs. An expected error (bad
+flags, input, paths or files, raised as ValueError or OSError by the script
+or the library, or TensorFlow's NotFound / PermissionDenied for a URL) ends
+the program with one line on stderr, `<script>: <what is wrong>`, and exit
+status 1: a traceback means a bug. --verbosity=1 also logs where the error
+was raised.
+"""
+
+import os
+import sys
+
+from absl import app, flags, logging
+
+
+def run(main, required_flags=()):
+  """app.run(main), with expected errors as one line and exit status 1."""
+  for name in required_flags:
+    flags.mark_flag_as_required(name)
+  app.run(lambda argv: call(main, argv))
+
+
+def call(main, argv):
+  """main(argv), turning an expected error into SystemExit(one line)."""
+  try:
+    return main(argv)
+  except _expected_errors() as error:
+    logging.debug("The error was raised here:", exc_info=True)
+    sys.exit(f"{script_name()}: {_one_line(error)}")
+
+
+def script_name():
+  return os.path.splitext(os.path.basename(sys.argv[0]))[0]
+
+
+def _expected_errors():
+  errors = (ValueError, OSError)
+  if "tensorflow" in sys.modules:  # never imported just for this
+    tf_errors = sys.modules["tensorflow"].errors
+    errors += (tf_errors.NotFoundError, tf_errors.PermissionDeniedError)
+  return errors
+
+
+def _one_line(error):
+  message = getattr(error, "message", None) or str(error) or \
+      type(error).__name__
+  return " ".join(message.split())
