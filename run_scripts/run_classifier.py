@@ -188,12 +188,12 @@ def main(_):
     logging.info("***** %s: %d examples *****", split, len(examples))
     features[split] = classifier_features.convert_examples(
         examples, task, tokenizer, FLAGS.max_seq_length)
-  file_io.makedirs(FLAGS.output_dir)
 
   num_warmup_steps = int(num_train_steps * FLAGS.warmup_proportion)
   trainer = training_flags.create_trainer(
       strategy, lambda: BertClassifier(config, task.num_labels),
       ClassificationObjective(task.is_regression), options, num_warmup_steps)
+  file_io.makedirs(FLAGS.output_dir)
   if FLAGS.do_train:
     logging.info("  Num steps = %d, warmup %d", num_train_steps,
                  num_warmup_steps)

@@ -90,15 +90,17 @@ def on_the_input(work, trainer, input_files, vocab_size):
   try:
     return work()
   except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
-    logging.error("The input pipeline failed at step %d: %s",
-                  trainer.global_step, error.message.strip().splitlines()[0])
+    logging.error("The input pipeline failed: %s",
+                  error.message.strip().splitlines()[0])
     problem = find_bad_record(input_files, FLAGS.max_seq_length,
                               FLAGS.max_predictions_per_seq, vocab_size)
     if problem is None:
       raise
+    kept = trainer.checkpoints.kept
     raise ValueError(
-        f"{problem} (stopped at step {trainer.global_step}; the checkpoints "
-        f"in --output_dir are kept)") from None
+        f"{problem} (the checkpoints in --output_dir are kept, the newest "
+        f"{kept[-1]})" if kept else f"{problem} (no checkpoint was written "
+        f"yet)") from None
 
 
 def main(_):
@@ -117,10 +119,10 @@ def main(_):
   logging.info("*** Input Files ***")
   for input_file in input_files:
     logging.info("  %s", input_file)
-  file_io.makedirs(FLAGS.output_dir)
   trainer = training_flags.create_trainer(
       strategy, lambda: BertPretrainer(config), PretrainingObjective(),
       options, FLAGS.num_warmup_steps)
+  file_io.makedirs(FLAGS.output_dir)
   if FLAGS.do_train:
     on_the_input(lambda: trainer.train(train_data), trainer, input_files,
                  config.vocab_size)

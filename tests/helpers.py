@@ -3,6 +3,7 @@
 import glob
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -68,6 +69,61 @@ def run_script(script, flag_values, env=None, timeout=600):
       [sys.executable, os.path.join(PROJECT_DIR, "run_scripts", script),
        *args], capture_output=True, text=True, timeout=timeout, check=False,
       env=None if env is None else {**os.environ, **env})
+
+
+# Runs many command lines of one script in one process (TensorFlow's import
+# costs seconds per process): each is parsed by absl afresh and run through
+# program.call, exactly as program.run runs main.
+_CASE_DRIVER = """
+import contextlib, importlib.util, io, json, os, sys
+from absl import flags
+script, cases = sys.argv[1], json.loads(sys.stdin.read())
+sys.path.insert(0, os.path.dirname(script))
+spec = importlib.util.spec_from_file_location("script_under_test", script)
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+import program
+results = []
+for args in cases:
+  flags.FLAGS.unparse_flags()
+  sys.argv = [script, *args]
+  captured, code = io.StringIO(), 0
+  with contextlib.redirect_stderr(captured):
+    try:
+      program.call(module.main, flags.FLAGS(sys.argv))
+    except SystemExit as stop:
+      code = stop.code
+    except Exception as error:  # a bug: keep the traceback
+      import traceback
+      code, captured = 1, io.StringIO(traceback.format_exc())
+  message = code if isinstance(code, str) else captured.getvalue()
+  results.append([1 if isinstance(code, str) else (code or 0), message])
+print(json.dumps(results))
+"""
+
+
+def run_script_cases(script, cases, timeout=600):
+  """Runs run_scripts/<script> with each {flag: value} dict of `cases` in one
+  process; returns [(exit status, error message)] in order."""
+  args = [[f"--{name}={value}" for name, value in case.items()]
+          for case in cases]
+  result = subprocess.run(
+      [sys.executable, "-c", _CASE_DRIVER,
+       os.path.join(PROJECT_DIR, "run_scripts", script)],
+      input=json.dumps(args), capture_output=True, text=True,
+      timeout=timeout, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  return [tuple(item) for item in json.loads(
+      result.stdout.strip().splitlines()[-1])]
+
+
+def assert_fails_in_one_line(result, script, expected):
+  """An expected error: exit status 1, one line `<script>: ...` holding
+  `expected` (a regular expression), no traceback."""
+  code, message = result
+  assert code == 1 and "\n" not in message.strip(), message[-3000:]
+  assert message.startswith(f"{script.removesuffix('.py')}: "), message
+  assert re.search(expected, message), message
 
 
 def assert_checkpoints_close(ours, theirs, atol):

@@ -7,7 +7,9 @@ import sys
 import pytest
 
 from bert_tf import tokenization, vocabulary
-from tests.helpers import PROJECT_DIR
+from bert_tf.data.tfrecords import RoundRobinWriter
+from tests.helpers import (PROJECT_DIR, assert_fails_in_one_line,
+                           run_script_cases)
 
 SCRIPT = os.path.join(PROJECT_DIR, "run_scripts", "build_vocab.py")
 VOCAB_SIZE = 300
@@ -108,3 +110,32 @@ def test_bad_input_fails_naming_the_file_and_writes_nothing(tmp_path,
   assert result.returncode != 0
   assert str(corpus) in result.stderr
   assert not output.exists()
+
+
+def test_bad_flags_and_paths_fail_in_one_line(tmp_path):
+  corpus = tmp_path / "corpus.txt"
+  write_corpus(corpus)
+  before = corpus.read_bytes()
+  records = tmp_path / "data.tfrecord"
+  with RoundRobinWriter([str(records)]) as writer:
+    writer.write(b"a record")
+  os.mkfifo(tmp_path / "fifo")
+  base = {"input_file": corpus, "output_file": tmp_path / "vocab.txt"}
+  cases = {
+      "--output_file=.*corpus.txt is the same file as --input_file":
+          {"output_file": corpus},
+      "--output_file=.*fifo is a FIFO": {"output_file": tmp_path / "fifo"},
+      "--input_file: .*data.tfrecord is a TFRecord file, not text":
+          {"input_file": records},
+      "--vocab_size=50: must leave room for characters after the 104 "
+      "special tokens": {"vocab_size": 50},
+      "--min_count=0: must be at least 1": {"min_count": 0},
+      "--slack_ratio=1.5: must be in": {"slack_ratio": 1.5},
+  }
+  results = run_script_cases("build_vocab.py", [
+      {**base, **overrides} for overrides in cases.values()])
+  for message, result in zip(cases, results):
+    assert_fails_in_one_line(result, "build_vocab", message)
+  assert corpus.read_bytes() == before
+  assert sorted(os.listdir(tmp_path)) == ["corpus.txt", "data.tfrecord",
+                                          "fifo"]

@@ -1,15 +1,18 @@
 """run_scripts/create_pretraining_data.py against the original's own outputs."""
 
 import json
-import re
 import os
+import re
+import stat
 import subprocess
 import sys
 
 import pytest
 import tensorflow as tf
 
-from tests.helpers import PROJECT_DIR, SHARED_DIR
+from bert_tf.vocabulary import demo_vocab_file as vocabulary_file
+from tests.helpers import (PROJECT_DIR, SHARED_DIR, assert_fails_in_one_line,
+                           run_script_cases)
 
 REFERENCE_DIR = os.path.join(SHARED_DIR, "reference", "create_pretraining_data")
 SCRIPT = os.path.join(PROJECT_DIR, "run_scripts", "create_pretraining_data.py")
@@ -150,6 +153,7 @@ def test_runs_without_importing_tensorflow(corpus, vocab, tmp_path):
   """TensorFlow's import alone takes seconds; local data never needs it."""
   script = (
       "import runpy, sys\n"
+      f"sys.path.insert(0, {os.path.dirname(SCRIPT)!r})  # as python does\n"
       f"sys.argv = ['create_pretraining_data', '--input_file={corpus}', "
       f"'--vocab_file={vocab}', '--output_file={tmp_path / 'x.tfrecord'}']\n"
       "try:\n"
@@ -162,3 +166,113 @@ def test_runs_without_importing_tensorflow(corpus, vocab, tmp_path):
   assert result.returncode == 0, result.stderr[-2000:]
   assert result.stdout.strip().splitlines()[-1] == "False"
   assert (tmp_path / "x.tfrecord").stat().st_size > 0
+
+
+@pytest.fixture(scope="module")
+def bad_path_runs(tmp_path_factory):
+  """The issue's data-loss cases, each run against the same user files."""
+  directory = tmp_path_factory.mktemp("bad_paths")
+  files = {
+      "corpus.txt": b"A first sentence.\nA second one.\n\nAnother document.\n",
+      "vocab.txt": open(vocabulary_file(), "rb").read(),
+      "a.tfrecord": b"the user's a", "c.tfrecord": b"the user's c",
+      "c1": b"a plain file",
+  }
+  for name, content in files.items():
+    (directory / name).write_bytes(content)
+  (directory / "link.txt").symlink_to(directory / "corpus.txt")
+  (directory / "adir").mkdir()
+  os.mkfifo(directory / "fifo")
+  if os.geteuid() == 0:
+    os.mknod(directory / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+  records = directory / "my.tfrecord"
+  result = run_script({"input_file": directory / "corpus.txt",
+                       "vocab_file": directory / "vocab.txt",
+                       "output_file": records, "max_seq_length": 16,
+                       "max_predictions_per_seq": 2})
+  assert result.returncode == 0, result.stderr[-2000:]
+  files["my.tfrecord"] = records.read_bytes()
+  stale = directory / f"out.tfrecord.tmp-{'a' * 32}"
+  stale.write_bytes(b"left by a killed run")
+  (directory / "through.tfrecord").symlink_to(directory / "target.tfrecord")
+
+  def flags_for(**values):
+    paths = {"input_file": "corpus.txt", "vocab_file": "vocab.txt", **values}
+    return {"max_seq_length": 16, "max_predictions_per_seq": 2, **{
+        name: ",".join(str(directory / part) for part in value.split(","))
+        if isinstance(value, str) else value
+        for name, value in paths.items()}}
+
+  cases = {name: flags_for(**values) for name, values in BAD_PATHS.items()}
+  cases["through a symlink"] = flags_for(output_file="through.tfrecord")
+  cases["next to a stale temporary"] = flags_for(output_file="out.tfrecord")
+  results = dict(zip(cases, run_script_cases("create_pretraining_data.py",
+                                             cases.values())))
+  return directory, files, results
+
+
+BAD_PATHS = {
+    "swapped": dict(input_file="my.tfrecord", output_file="corpus.txt"),
+    "output is the input": dict(output_file="corpus.txt"),
+    "output is the vocabulary": dict(output_file="vocab.txt"),
+    "output links to the input": dict(output_file="link.txt"),
+    "output is a FIFO": dict(output_file="fifo"),
+    "output is a device": dict(output_file="null"),
+    "output is a directory": dict(output_file="adir"),
+    "a set with a directory": dict(output_file="a.tfrecord,adir,c.tfrecord"),
+    "output under a file": dict(output_file="c1/small.txt"),
+    "output_dir is a file": dict(output_dir="c1", num_workers=2),
+    "a TFRecord as text": dict(input_file="my.tfrecord",
+                               output_file="new.tfrecord"),
+}
+BAD_PATH_MESSAGES = {
+    "swapped": "--input_file: .*my.tfrecord is a TFRecord file, not text",
+    "output is the input": "--output_file=.*corpus.txt is the same file as "
+                           "--input_file=.*corpus.txt; refusing to overwrite "
+                           "an input",
+    "output is the vocabulary": "--output_file=.*vocab.txt is the same file "
+                                "as --vocab_file=",
+    "output links to the input": "--output_file=.*link.txt is the same file "
+                                 "as --input_file=.*corpus.txt",
+    "output is a FIFO": "--output_file=.*fifo is a FIFO, not a regular file",
+    "output is a device": "--output_file=.*null is a character device",
+    "output is a directory": "--output_file=.*adir is a directory",
+    "a set with a directory": "--output_file=.*adir is a directory",
+    "output under a file": "--output_file=.*c1/small.txt: .*c1 is a file, "
+                           "not a directory",
+    "output_dir is a file": "--output_dir=.*c1 is a file, not a directory",
+    "a TFRecord as text": "--input_file: .*my.tfrecord is a TFRecord file",
+}
+
+
+@pytest.mark.parametrize("case", BAD_PATHS)
+def test_bad_paths_are_refused_in_one_line(bad_path_runs, case):
+  directory, _, results = bad_path_runs
+  if case == "output is a device" and os.geteuid() != 0:
+    pytest.skip("mknod needs root")
+  assert_fails_in_one_line(results[case], "create_pretraining_data",
+                           BAD_PATH_MESSAGES[case])
+
+
+def test_after_the_bad_paths_every_user_file_is_as_it_was(bad_path_runs):
+  directory, files, _ = bad_path_runs
+  for name, content in files.items():
+    assert (directory / name).read_bytes() == content, name
+  assert stat.S_ISFIFO(os.stat(directory / "fifo").st_mode)
+  assert (directory / "link.txt").is_symlink()
+  assert (directory / "adir").is_dir() and not os.listdir(directory / "adir")
+  assert not (directory / "new.tfrecord").exists()
+
+
+def test_a_symlink_output_is_written_through(bad_path_runs):
+  directory, _, results = bad_path_runs
+  assert results["through a symlink"][0] == 0
+  assert (directory / "through.tfrecord").is_symlink()
+  assert (directory / "target.tfrecord").stat().st_size > 0
+
+
+def test_stale_temporaries_of_the_output_are_removed(bad_path_runs):
+  directory, _, results = bad_path_runs
+  assert results["next to a stale temporary"][0] == 0
+  assert (directory / "out.tfrecord").stat().st_size > 0
+  assert not [name for name in os.listdir(directory) if ".tmp-" in name]

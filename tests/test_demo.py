@@ -25,3 +25,16 @@ def test_demo_runs_every_stage_to_a_served_model(tmp_path):
   assert "signatures ['serve_text', 'serving_default']" in result.stdout
   assert "'Wait until the child process terminates.' -> " in result.stdout
   assert "All stages done" in result.stdout
+
+
+def test_an_output_dir_that_is_a_file_is_refused_at_once(tmp_path):
+  taken = tmp_path / "notes.txt"
+  taken.write_text("the user's")
+  result = subprocess.run(
+      [sys.executable, os.path.join(PROJECT_DIR, "run_scripts", "demo.py"),
+       f"--output_dir={taken}"], capture_output=True, text=True, timeout=120,
+      check=False)
+  assert result.returncode == 1
+  assert result.stderr.strip() == (f"demo: --output_dir={taken} is a file, "
+                                   f"not a directory")
+  assert taken.read_text() == "the user's"

@@ -5,7 +5,8 @@ import subprocess
 import sys
 import textwrap
 
-from tests.helpers import PROJECT_DIR
+from tests.helpers import (PROJECT_DIR, assert_fails_in_one_line,
+                           run_script_cases)
 
 SCRIPT = os.path.join(PROJECT_DIR, "run_scripts", "make_docstring_corpus.py")
 
@@ -37,3 +38,17 @@ def test_same_interpreter_gives_the_same_file(tmp_path):
   first = make_corpus(tmp_path / "a.txt", seed=1, modules="collections,re")
   second = make_corpus(tmp_path / "b.txt", seed=2, modules="collections,re")
   assert first == second and len(first) > 1000
+
+
+def test_bad_flags_fail_in_one_line_before_writing(tmp_path):
+  os.mkfifo(tmp_path / "fifo")
+  output = tmp_path / "corpus.txt"
+  results = run_script_cases("make_docstring_corpus.py", [
+      {"output_file": output, "modules": "json,no_such_module"},
+      {"output_file": tmp_path / "fifo"},
+  ])
+  assert_fails_in_one_line(results[0], "make_docstring_corpus",
+                           "--modules: there is no module 'no_such_module'")
+  assert_fails_in_one_line(results[1], "make_docstring_corpus",
+                           "--output_file=.*fifo is a FIFO")
+  assert sorted(os.listdir(tmp_path)) == ["fifo"]

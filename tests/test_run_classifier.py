@@ -11,10 +11,12 @@ import textwrap
 import numpy as np
 import pytest
 
+import bert_tf
 from bert_tf import tokenization
 from bert_tf.data import classifier_features, glue
-from tests.helpers import (ORIGINAL_TINY, PROJECT_DIR, run_script,
-                           run_two_workers, tiny_config)
+from tests.helpers import (ORIGINAL_TINY, PROJECT_DIR,
+                           assert_fails_in_one_line, run_script,
+                           run_script_cases, run_two_workers, tiny_config)
 
 VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
 POSITIVE = ["return", "this", "with", "that", "object"]
@@ -46,7 +48,8 @@ def write_tsv(path, header, rows):
 
 
 def write_config(path, **overrides):
-  config = tiny_config(vocab_size=len(open(VOCAB).readlines()), **overrides)
+  config = tiny_config(**{"vocab_size": len(open(VOCAB).readlines()),
+                          **overrides})
   path.write_text(config.to_json_string())
   return str(path)
 
@@ -338,27 +341,65 @@ def test_mnli_writes_matched_and_mismatched_results(tmp_path):
     assert {row.split("\t")[1] for row in rows} <= set(labels)
 
 
-@pytest.mark.parametrize("train_rows, overrides, message", [
-    ([["a good film", "1"], ["no label column"]], {},
-     "train.tsv:3: expected at least 2 tab-separated columns, found 1"),
-    ([["a good film", "positive"]], {},
-     "train.tsv:2: label 'positive' is not one of ['0', '1']"),
-    ([], {}, "train.tsv: no examples"),
-    ([["a good film", "1"]], {"task_name": "imdb"},
-     "--task_name=imdb: unknown task"),
-    ([["a good film", "1"]], {"do_eval": True}, "dev.tsv: no such file"),
-])
-def test_bad_input_fails_clearly_and_writes_nothing(tmp_path, train_rows,
-                                                    overrides, message):
-  data_dir = tmp_path / "data"
-  write_tsv(data_dir / "train.tsv", ["sentence", "label"], train_rows)
-  output_dir = tmp_path / "output"
-  output_dir.mkdir()
-  (output_dir / "notes.txt").write_text("kept")
-  result = classify(tmp_path, str(data_dir), do_train=True, **overrides)
-  assert result.returncode != 0
-  assert message in result.stderr.strip().splitlines()[-1]
-  assert os.listdir(output_dir) == ["notes.txt"]
+def bad_input_cases(tmp_path):
+  """{message: (train rows, flag overrides)}; files made under tmp_path."""
+  os.mkfifo(tmp_path / "fifo")
+  (tmp_path / "notes.txt").write_text("the user's")
+  other_model = tmp_path / "other_model"
+  config = write_config(tmp_path / "bert_config.json")
+  bert_tf.save_checkpoint(
+      bert_tf.BertPretrainer(bert_tf.BertConfig.from_json_file(config)),
+      str(other_model / "model.ckpt-3"))
+  (other_model / "checkpoint").write_text(
+      'model_checkpoint_path: "model.ckpt-3"\n'
+      'all_model_checkpoint_paths: "model.ckpt-3"\n')
+  good = [["a good film", "1"]]
+  return {
+      "train.tsv:3: expected at least 2 tab-separated columns, found 1":
+          ([["a good film", "1"], ["no label column"]], {}),
+      "train.tsv:2: label 'positive' is not one of \\['0', '1'\\]":
+          ([["a good film", "positive"]], {}),
+      "train.tsv: no examples": ([], {}),
+      "--task_name=imdb: unknown task": (good, {"task_name": "imdb"}),
+      "dev.tsv: no such file": (good, {"do_eval": True}),
+      f"vocab.txt: {len(open(VOCAB).readlines())} tokens, but vocab_size in "
+      f".*small_vocab.json is 500":
+          (good, {"bert_config_file": write_config(
+              tmp_path / "small_vocab.json", vocab_size=500)}),
+      "model.ckpt-3 is a checkpoint of another model \\(it lacks "
+      "output_weights, output_bias\\)": (good, {"output_dir": other_model}),
+      "--output_dir=.*notes.txt is a file, not a directory":
+          (good, {"output_dir": tmp_path / "notes.txt"}),
+      "--export_dir=.*fifo is a FIFO, not a directory":
+          (good, {"export_dir": tmp_path / "fifo"}),
+      "--output_dir=.*SST-2.tsv is a FIFO, not a regular file":
+          (good, {"do_predict": True}),
+  }
+
+
+def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path):
+  cases = bad_input_cases(tmp_path)
+  flag_values = []
+  for number, (train_rows, overrides) in enumerate(cases.values()):
+    data_dir = tmp_path / f"data{number}"
+    write_tsv(data_dir / "train.tsv", ["sentence", "label"], train_rows)
+    write_tsv(data_dir / "test.tsv", ["index", "sentence"], [["0", "a"]])
+    output_dir = tmp_path / f"output{number}"
+    output_dir.mkdir()
+    os.mkfifo(output_dir / "SST-2.tsv")
+    flag_values.append({
+        "task_name": "SST-2", "data_dir": data_dir, "vocab_file": VOCAB,
+        "bert_config_file": tmp_path / "bert_config.json",
+        "output_dir": output_dir, "max_seq_length": 32, "do_train": True,
+        "train_batch_size": 1,
+        **overrides})
+  results = run_script_cases("run_classifier.py", flag_values)
+  for number, (message, result) in enumerate(zip(cases, results)):
+    assert_fails_in_one_line(result, "run_classifier", message)
+    assert os.listdir(tmp_path / f"output{number}") == ["SST-2.tsv"]
+  assert sorted(os.listdir(tmp_path / "other_model")) == [
+      "checkpoint", "model.ckpt-3.data-00000-of-00001", "model.ckpt-3.index"]
+  assert (tmp_path / "notes.txt").read_text() == "the user's"
 
 
 def test_help_lists_the_original_flags():

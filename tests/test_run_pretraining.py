@@ -12,10 +12,15 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
+from bert_tf.data import pretraining_features, tfrecords
 from bert_tf.data.pretraining_dataset import pretraining_dataset
+from bert_tf.data.pretraining_instances import TrainingInstance
+from bert_tf.training import optimization
+from bert_tf.training.checkpoint_manager import CheckpointManager
 from tests.helpers import (ORIGINAL_TINY, ORIGINAL_TINY_TRAIN, PROJECT_DIR,
-                           assert_checkpoints_close, free_port, read_scalars,
-                           run_script, run_two_workers)
+                           assert_checkpoints_close, assert_fails_in_one_line,
+                           free_port, read_scalars, run_script,
+                           run_script_cases, run_two_workers)
 
 ORIGINAL_FLAGS = {
     "input_file": os.path.join(ORIGINAL_TINY_TRAIN, "batch.tfrecord"),
@@ -190,7 +195,7 @@ def test_multi_worker_trains_one_set_of_checkpoints(tmp_path):
     ({"max_predictions_per_seq": 5}, "--max_predictions_per_seq"),
     ({"do_train": False}, "At least one of `do_train` or `do_eval`"),
     ({"init_checkpoint": "/nonexistent/model.ckpt"},
-     "--init_checkpoint=/nonexistent/model.ckpt"),
+     "--init_checkpoint: /nonexistent/model.ckpt: no checkpoint here"),
     ({"gradient_accumulation_steps": 0}, "--gradient_accumulation_steps=0"),
     ({"do_train": False, "do_eval": True, "init_checkpoint": ""},
      "nothing to evaluate: no checkpoint in --output_dir="),
@@ -239,3 +244,164 @@ def test_help_lists_the_original_flags_and_the_modern_ones():
       "seed", "shuffle_buffer_size"]:
     assert f"--{name}:" in result.stdout or \
         f"--[no]{name}:" in result.stdout, name
+
+
+def save_checkpoints(directory, steps):
+  """Checkpoints of the reference model and an optimizer at these steps."""
+  model = bert_tf.BertPretrainer(bert_tf.BertConfig.from_json_file(
+      ORIGINAL_FLAGS["bert_config_file"]))
+  optimizer = optimization.create_optimizer(model, 1e-3, 10, 2)
+  optimizer.build(model.trainable_variables)
+  manager = CheckpointManager(model, optimizer, str(directory))
+  for step in steps:
+    manager.save(step)
+
+
+def records_with_a_fault(path, count, bad_index, fault):
+  """`count` copies of the reference batch's records; record `bad_index` is
+  given `fault` (bytes -> bytes) after framing."""
+  originals = list(tfrecords.read_records(ORIGINAL_FLAGS["input_file"]))
+  frames = [tfrecords.tfrecord_frame(originals[index % len(originals)])
+            for index in range(count)]
+  frames[bad_index] = fault(frames[bad_index])
+  path.write_bytes(b"".join(frames))
+  return path
+
+
+def flip_a_data_byte(frame):
+  return frame[:20] + bytes([frame[20] ^ 0xFF]) + frame[21:]
+
+
+def other_lengths(frame):
+  instance = TrainingInstance(input_ids=[101, 5, 102, 6, 102],
+                              first_segment_length=3, masked_lm_positions=[1],
+                              masked_lm_ids=[5], is_random_next=False)
+  return tfrecords.tfrecord_frame(pretraining_features.serialize_instance(
+      instance, 32, 4))
+
+
+@pytest.fixture(scope="module")
+def bad_input_runs(tmp_path_factory):
+  """Damaged inputs, checkpoints and output directories, in one process."""
+  directory = tmp_path_factory.mktemp("bad_inputs")
+  corrupt = records_with_a_fault(directory / "corrupt.tfrecord", 40, 30,
+                                 flip_a_data_byte)
+  mixed = records_with_a_fault(directory / "mixed.tfrecord", 40, 30,
+                               other_lengths)
+  text = directory / "corpus.txt"
+  text.write_text("A sentence of text.\n")
+  truncated = directory / "truncated" / "bert_model.ckpt"
+  truncated.parent.mkdir()
+  for suffix in (".index", ".data-00000-of-00001"):
+    data = open(f"{ORIGINAL_FLAGS['init_checkpoint']}{suffix}", "rb").read()
+    (directory / "truncated" / f"bert_model.ckpt{suffix}").write_bytes(
+        data[:len(data) // 2] if suffix.startswith(".data") else data)
+  wider = directory / "wider_config.json"
+  wider.write_text(bert_tf.BertConfig.from_json_file(
+      ORIGINAL_FLAGS["bert_config_file"]).to_json_string().replace(
+          '"intermediate_size": 37', '"intermediate_size": 40'))
+  other_model = directory / "other_model"
+  bert_tf.save_checkpoint(bert_tf.BertEncoder(bert_tf.BertConfig.from_json_file(
+      ORIGINAL_FLAGS["bert_config_file"])), str(other_model / "model.ckpt-5"))
+  (other_model / "checkpoint").write_text(
+      'model_checkpoint_path: "model.ckpt-5"\n'
+      'all_model_checkpoint_paths: "model.ckpt-5"\n')
+  small = directory / "small_vocab_config.json"
+  small.write_text(bert_tf.BertConfig.from_json_file(
+      ORIGINAL_FLAGS["bert_config_file"]).to_json_string().replace(
+          '"vocab_size": 99', '"vocab_size": 20'))
+  damaged = directory / "damaged_newest"
+  save_checkpoints(damaged, [2, 4])
+  data = damaged / "model.ckpt-4.data-00000-of-00001"
+  data.write_bytes(data.read_bytes()[:100])
+  run = {**ORIGINAL_FLAGS, "do_train": True, "num_train_steps": 20,
+         "save_checkpoints_steps": 2}
+  cases = {
+      "corrupt record": {**run, "input_file": corrupt,
+                         "output_dir": directory / "out_corrupt"},
+      "mixed lengths": {**run, "input_file": mixed,
+                        "output_dir": directory / "out_mixed"},
+      "text input": {**run, "input_file": text,
+                     "output_dir": directory / "out_text"},
+      "ids past vocab_size": {**run, "bert_config_file": small,
+                              "output_dir": directory / "out_small"},
+      "truncated init_checkpoint": {**run, "init_checkpoint": truncated,
+                                    "output_dir": directory / "out_trunc"},
+      "config of another shape": {**run, "bert_config_file": wider,
+                                  "output_dir": directory / "out_wider"},
+      "another model in output_dir": {**run, "output_dir": other_model},
+      "output_dir is a file": {**run, "output_dir": text},
+      "resume past a damaged checkpoint": {
+          **run, "num_train_steps": 6, "output_dir": damaged},
+      "init_checkpoint is a directory": {
+          **run, "num_train_steps": 1, "init_checkpoint": ORIGINAL_TINY,
+          "output_dir": directory / "out_dir"},
+  }
+  results = dict(zip(cases, run_script_cases("run_pretraining.py",
+                                             cases.values())))
+  return directory, results
+
+
+BAD_INPUT_MESSAGES = {
+    "corrupt record": "corrupt.tfrecord: record 30 \\(byte \\d+\\): corrupt, "
+                      "the data's checksum does not match \\(the checkpoints "
+                      "in --output_dir are kept, the newest model.ckpt-10\\)",
+    "mixed lengths": "mixed.tfrecord: record 30 has 32 input_ids, but "
+                     "--max_seq_length=16; pass --max_seq_length=32 .*the "
+                     "newest model.ckpt-10",
+    "text input": "corpus.txt: not a TFRecord file \\(it begins like text",
+    "ids past vocab_size": "batch.tfrecord: record 0 has input_ids \\d+, but "
+                           "the model's vocab_size is 20",
+    "truncated init_checkpoint": "truncated/bert_model.ckpt: cannot read "
+                                 "variable .* truncated or damaged",
+    "config of another shape": "bert_model.ckpt: variable bert/encoder/"
+                               "layer_0/intermediate/dense/kernel has shape "
+                               "\\[32, 37\\] in the checkpoint but \\[32, 40\\]",
+    "another model in output_dir": "model.ckpt-5 is a checkpoint of another "
+                                   "model \\(it lacks cls/.*; to start this "
+                                   "run fresh",
+    "output_dir is a file": "--output_dir=.*corpus.txt is a file, not a "
+                            "directory",
+}
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("case", BAD_INPUT_MESSAGES)
+def test_bad_inputs_fail_in_one_line(bad_input_runs, case):
+  _, results = bad_input_runs
+  assert_fails_in_one_line(results[case], "run_pretraining",
+                           BAD_INPUT_MESSAGES[case])
+
+
+@pytest.mark.shared
+def test_checkpoints_written_before_a_bad_record_are_kept(bad_input_runs):
+  directory, _ = bad_input_runs
+  assert tf.train.latest_checkpoint(
+      str(directory / "out_corrupt")).endswith("model.ckpt-10")
+  for output in ("out_text", "out_small", "out_trunc", "out_wider"):
+    assert not (directory / output).exists(), output
+
+
+@pytest.mark.shared
+def test_init_checkpoint_may_be_a_directory(bad_input_runs):
+  directory, results = bad_input_runs
+  assert results["init_checkpoint is a directory"][0] == 0
+  trained = tf.train.load_checkpoint(str(directory / "out_dir" /
+                                         "model.ckpt-1"))
+  original = tf.train.load_checkpoint(ORIGINAL_FLAGS["init_checkpoint"])
+  name = "bert/embeddings/LayerNorm/gamma"  # moved by one small step only
+  np.testing.assert_allclose(trained.get_tensor(name),
+                             original.get_tensor(name), atol=2e-3)
+
+
+@pytest.mark.shared
+def test_a_damaged_newest_checkpoint_is_skipped_on_resume(bad_input_runs):
+  directory, results = bad_input_runs
+  assert results["resume past a damaged checkpoint"][0] == 0
+  assert sorted(read_scalars(str(directory / "damaged_newest"), "loss")) == [
+      3, 4, 5, 6]  # resumed from model.ckpt-2, not from scratch
+  state = tf.train.get_checkpoint_state(str(directory / "damaged_newest"))
+  assert [os.path.basename(path) for path in state.all_model_checkpoint_paths
+          ] == ["model.ckpt-2", "model.ckpt-4", "model.ckpt-6"]
+  tf.train.load_checkpoint(str(directory / "damaged_newest" /
+                               "model.ckpt-4")).get_tensor("global_step")

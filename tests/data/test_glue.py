@@ -157,3 +157,17 @@ def test_sts_b_score_must_be_a_number(tmp_path):
   with pytest.raises(ValueError, match="dev.tsv:2: label 'high' is not a "
                                        "number"):
     read("sts-b", tmp_path, "dev")
+
+
+def test_a_field_over_128_kb_is_read(tmp_path):
+  """csv's default field limit is 128 KB; a long text is still a text."""
+  long_text = "word " * 40000
+  write(tmp_path / "train.tsv", [["sentence", "label"], [long_text, "1"]])
+  assert read("sst-2", tmp_path, "train")[0].text_a == long_text
+
+
+def test_text_that_is_not_utf8_names_the_line(tmp_path):
+  (tmp_path / "train.tsv").write_bytes(
+      b"sentence\tlabel\n" + b"good film\t1\n" * 800 + b"caf\xe9\t1\n")
+  with pytest.raises(ValueError, match="train.tsv:802: not UTF-8 text"):
+    read("sst-2", tmp_path, "train")
