@@ -300,6 +300,16 @@ def atomic_write(path, mode="w"):
     yield file
 
 
+def check_input_file(flag_name, path):
+  """Raises ValueError, naming the flag, unless `path` is an existing file
+  (a directory or a FIFO is not)."""
+  if not exists(path):
+    raise ValueError(f"{flag_name}={path} does not exist")
+  kind = kind_of_file(path)
+  if kind is not None:
+    raise ValueError(f"{flag_name}={path} is {kind}, not a file")
+
+
 def input_files(patterns, flag_name="--input_file"):
   """The files comma-separated globs name, each glob's matches sorted.
 

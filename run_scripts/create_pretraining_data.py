@@ -83,14 +83,8 @@ def validate_flags():
 
 
 def load_tokenizer():
-  if not file_io.exists(FLAGS.vocab_file):
-    raise ValueError(f"--vocab_file: {FLAGS.vocab_file} does not exist")
-  try:
-    tokenizer = tokenization.FullTokenizer(FLAGS.vocab_file,
-                                           FLAGS.do_lower_case)
-  except OSError as error:
-    raise ValueError(f"--vocab_file: cannot read {FLAGS.vocab_file}: "
-                     f"{error.strerror or error}") from None
+  file_io.check_input_file("--vocab_file", FLAGS.vocab_file)
+  tokenizer = tokenization.FullTokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
   missing = [token for token in ("[CLS]", "[SEP]", "[MASK]", "[UNK]")
              if token not in tokenizer.vocab]
   if missing:

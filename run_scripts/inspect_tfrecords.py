@@ -119,8 +119,7 @@ def parse_example(record, where):
 def main(_):
   tokenizer = None
   if FLAGS.vocab_file:
-    if not file_io.exists(FLAGS.vocab_file):
-      raise ValueError(f"--vocab_file={FLAGS.vocab_file} does not exist")
+    file_io.check_input_file("--vocab_file", FLAGS.vocab_file)
     tokenizer = tokenization.FullTokenizer(FLAGS.vocab_file)
   paths = file_io.input_files(FLAGS.input_file)
   for path in paths:

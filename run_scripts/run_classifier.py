@@ -82,9 +82,7 @@ def validate_flags():
   if FLAGS.num_train_epochs <= 0 or not 0 <= FLAGS.warmup_proportion <= 1:
     raise ValueError("--num_train_epochs must be positive and "
                      "--warmup_proportion in [0, 1]")
-  for name in ("vocab_file", "bert_config_file"):
-    if not file_io.exists(FLAGS[name].value):
-      raise ValueError(f"--{name}: {FLAGS[name].value} does not exist")
+  file_io.check_input_file("--vocab_file", FLAGS.vocab_file)
   training_flags.resolve_init_checkpoint()
   tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case,
                                                 FLAGS.init_checkpoint)

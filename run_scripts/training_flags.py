@@ -146,7 +146,8 @@ def create_trainer(strategy, build_model, objective, options,
 
   --seed is applied first; the model and the --optimizer (with
   --learning_rate and the warmup/decay schedule) are created under the
-  strategy, in --dtype.
+  strategy, in --dtype. With --do_train, --train_batch_size is checked
+  against the replicas and micro-batches.
   """
   if FLAGS.seed is not None:
     keras.utils.set_random_seed(FLAGS.seed)
@@ -157,6 +158,8 @@ def create_trainer(strategy, build_model, objective, options,
         num_warmup_steps, FLAGS.optimizer)
   trainer = Trainer(strategy, model, optimizer, objective, FLAGS.output_dir,
                     options)
+  if FLAGS.do_train:
+    trainer.check_batch_size(FLAGS.train_batch_size)
   trainer.restore(FLAGS.init_checkpoint)
   return trainer
 
@@ -206,8 +209,7 @@ def check_outputs(file_names, inputs, output_dirs=()):
 
 def load_bert_config(bert_config_file, max_seq_length):
   """The BertConfig, checked against --max_seq_length."""
-  if not file_io.exists(bert_config_file):
-    raise ValueError(f"--bert_config_file={bert_config_file} does not exist")
+  file_io.check_input_file("--bert_config_file", bert_config_file)
   config = BertConfig.from_json_file(bert_config_file)
   if max_seq_length > config.max_position_embeddings:
     raise ValueError(

@@ -88,8 +88,9 @@ def test_output_bytes_are_stable(corpus, vocab, tmp_path):
 @pytest.mark.parametrize("flag_values, message", [
     ({"input_file": "missing.txt"}, "missing.txt matches no file"),
     ({"input_file": "EMPTY"}, "is empty"),
-    ({"vocab_file": "nowhere/vocab.txt"}, "nowhere/vocab.txt does not exist"),
-    ({"vocab_file": "."}, "--vocab_file: cannot read \\.: Is a directory"),
+    ({"vocab_file": "nowhere/vocab.txt"},
+     "--vocab_file=nowhere/vocab.txt does not exist"),
+    ({"vocab_file": "."}, "--vocab_file=\\. is a directory, not a file"),
     ({"max_predictions_per_seq": 200}, "--max_predictions_per_seq=200"),
     ({"masked_lm_prob": 0.0}, "--masked_lm_prob=0.0: must be in \\(0, 1\\]"),
     ({"masked_lm_prob": 1.5}, "--masked_lm_prob=1.5"),
@@ -276,3 +277,22 @@ def test_stale_temporaries_of_the_output_are_removed(bad_path_runs):
   assert results["next to a stale temporary"][0] == 0
   assert (directory / "out.tfrecord").stat().st_size > 0
   assert not [name for name in os.listdir(directory) if ".tmp-" in name]
+
+
+def test_a_failing_worker_leaves_every_earlier_output(vocab, tmp_path):
+  (tmp_path / "good.txt").write_text("Lists can be sorted.\nIn place.\n")
+  (tmp_path / "blank.txt").write_text("\n   \n")  # no text: its worker fails
+  output_dir = tmp_path / "out"
+  output_dir.mkdir()
+  for name in ("good.txt", "blank.txt"):
+    (output_dir / f"{name}.tfrecord").write_bytes(b"an earlier run's")
+  result = run_script({"input_file": f"{tmp_path}/*.txt",
+                       "vocab_file": vocab, "num_workers": 2,
+                       "output_dir": output_dir, "max_seq_length": 16,
+                       "max_predictions_per_seq": 2})
+  assert result.returncode == 1
+  assert "blank.txt" in result.stderr.strip().splitlines()[-1]
+  assert sorted(os.listdir(output_dir)) == ["blank.txt.tfrecord",
+                                            "good.txt.tfrecord"]
+  for name in os.listdir(output_dir):
+    assert (output_dir / name).read_bytes() == b"an earlier run's"

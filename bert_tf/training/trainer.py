@@ -103,13 +103,7 @@ class Trainer:
     """
     options = self.options
     batch_size = _batch_size(dataset)
-    parts = self.strategy.num_replicas_in_sync * \
-        options.gradient_accumulation_steps
-    if batch_size % parts:
-      raise ValueError(
-          f"train batch size {batch_size} is not divisible by "
-          f"{self.strategy.num_replicas_in_sync} replicas x "
-          f"gradient_accumulation_steps={options.gradient_accumulation_steps}")
+    self.check_batch_size(batch_size)
     step = self.global_step
     if step >= options.num_train_steps:
       logger.info("Already trained to step %d of %d", step,
@@ -139,6 +133,17 @@ class Trainer:
           or step >= options.num_train_steps):
         self._save(step)
     writer.flush()
+
+  def check_batch_size(self, batch_size):
+    """Raises ValueError unless replicas and micro-batches can share it."""
+    parts = self.strategy.num_replicas_in_sync * \
+        self.options.gradient_accumulation_steps
+    if batch_size % parts:
+      raise ValueError(
+          f"train batch size {batch_size} is not divisible by "
+          f"{self.strategy.num_replicas_in_sync} replicas x "
+          f"gradient_accumulation_steps="
+          f"{self.options.gradient_accumulation_steps}")
 
   def iterator(self, dataset):
     """An iterator over a dataset of global batches, split over replicas."""
