@@ -131,8 +131,8 @@ def _try_lock(descriptor):
 def _is_held(path):
   """Whether a live writer holds the temporary at `path` (a file or a
   directory) with flock."""
-  try:
-    descriptor = os.open(path, os.O_RDONLY)
+  try:  # O_NONBLOCK: opening a FIFO must not wait for a writer
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
   except OSError:
     return False
   try:
@@ -191,17 +191,15 @@ def held_temporary(path, directory=False):
   """
   temporary = temporary_name(path)
   descriptor = None
-  if is_url(path):
-    pass
-  elif directory:
-    os.mkdir(temporary)
-    descriptor = os.open(temporary, os.O_RDONLY)
-  else:
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL,
-                         0o666)
+  if not is_url(path):
+    if directory:
+      os.mkdir(temporary)
+      descriptor = os.open(temporary, os.O_RDONLY)
+    else:
+      descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+                           0o666)
+    _try_lock(descriptor)
   try:
-    if descriptor is not None:
-      _try_lock(descriptor)
     yield temporary
   finally:
     if descriptor is not None:

@@ -41,7 +41,8 @@ def token_names(ids, tokenizer, where):
   """
   if tokenizer is None:
     return [str(token_id) for token_id in ids]
-  outside = [token_id for token_id in ids if token_id not in tokenizer.inv_vocab]
+  outside = [token_id for token_id in ids
+             if token_id not in tokenizer.inv_vocab]
   if outside:
     raise ValueError(f"{where} has token id {outside[0]}, but --vocab_file="
                      f"{FLAGS.vocab_file} has only {len(tokenizer.inv_vocab)} "

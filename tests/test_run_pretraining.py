@@ -356,7 +356,8 @@ BAD_INPUT_MESSAGES = {
                                  "variable .* truncated or damaged",
     "config of another shape": "bert_model.ckpt: variable bert/encoder/"
                                "layer_0/intermediate/dense/kernel has shape "
-                               "\\[32, 37\\] in the checkpoint but \\[32, 40\\]",
+                               "\\[32, 37\\] in the checkpoint but "
+                               "\\[32, 40\\]",
     "another model in output_dir": "model.ckpt-5 is a checkpoint of another "
                                    "model \\(it lacks cls/.*; to start this "
                                    "run fresh",

@@ -65,10 +65,10 @@ def read_records(path):
                                  f"does not match")
       length = struct.unpack("<Q", header[:8])[0]
       body = reader.read(length + _FOOTER_BYTES)
-      if len(body) < length + _FOOTER_BYTES:
-        raise CorruptRecordError(
-            f"{where}: truncated, the file ends {length + _FOOTER_BYTES - len(body)} "
-            f"bytes before the record does")
+      missing = length + _FOOTER_BYTES - len(body)
+      if missing:
+        raise CorruptRecordError(f"{where}: truncated, the file ends "
+                                 f"{missing} bytes before the record does")
       data = body[:length]
       if struct.unpack("<I", body[length:])[0] != _masked_crc32c(data):
         raise CorruptRecordError(f"{where}: corrupt, the data's checksum "
@@ -91,14 +91,14 @@ def is_tfrecord_file(path):
 
 
 def _what_it_looks_like(head):
+  """What a file that is not a TFRecord seems to be, from its first bytes."""
   if head.startswith(b"\x1f\x8b"):
     return " (it is gzip-compressed; decompress it first)"
   try:
     text = head.decode("utf-8")
   except UnicodeDecodeError:
     return ""
-  if text.isprintable() or all(char.isprintable() or char.isspace()
-                               for char in text):
+  if all(char.isprintable() or char.isspace() for char in text):
     return f" (it begins like text: {text!r})"
   return ""
 

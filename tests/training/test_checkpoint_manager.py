@@ -83,8 +83,9 @@ def test_a_damaged_newest_checkpoint_falls_back_to_the_one_before(tmp_path):
   assert int(resumed_optimizer.iterations) == 4
   assert resumed.kept == ["model.ckpt-2", "model.ckpt-4"]
   resumed.save(5)  # the index no longer lists the damaged one
-  assert tf.train.get_checkpoint_state(str(tmp_path)).all_model_checkpoint_paths \
-      == [str(tmp_path / f"model.ckpt-{step}") for step in (2, 4, 5)]
+  state = tf.train.get_checkpoint_state(str(tmp_path))
+  assert state.all_model_checkpoint_paths == [
+      str(tmp_path / f"model.ckpt-{step}") for step in (2, 4, 5)]
 
 
 def test_every_checkpoint_damaged_is_an_error_naming_them(tmp_path):
