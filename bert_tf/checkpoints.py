@@ -13,9 +13,6 @@ import logging
 import tensorflow as tf
 
 from bert_tf import file_io
-from bert_tf.models.classifier import BertClassifier
-from bert_tf.models.encoder import BertEncoder
-from bert_tf.models.pretrainer import BertPretrainer
 
 logger = logging.getLogger(__name__)
 
@@ -55,29 +52,6 @@ _POOLER_NAMES = {
     "bert/pooler/dense/bias": "pooler.bias",
 }
 
-# Heads of models that wrap a BertEncoder as `.encoder`, by model class.
-_HEAD_NAMES = {
-    BertPretrainer: {
-        "cls/predictions/transform/dense/kernel":
-            "masked_lm_head.transform_dense.kernel",
-        "cls/predictions/transform/dense/bias":
-            "masked_lm_head.transform_dense.bias",
-        "cls/predictions/transform/LayerNorm/gamma":
-            "masked_lm_head.transform_layer_norm.gamma",
-        "cls/predictions/transform/LayerNorm/beta":
-            "masked_lm_head.transform_layer_norm.beta",
-        "cls/predictions/output_bias": "masked_lm_head.output_bias",
-        "cls/seq_relationship/output_weights":
-            "next_sentence_head.output_weights",
-        "cls/seq_relationship/output_bias": "next_sentence_head.output_bias",
-    },
-    # run_classifier creates its layer outside any scope.
-    BertClassifier: {
-        "output_weights": "output_head.output_weights",
-        "output_bias": "output_head.output_bias",
-    },
-}
-
 # Optimizer slots the original writes beside each variable (name/adam_m).
 _SLOT_SUFFIXES = ("adam_m", "adam_v")
 
@@ -103,22 +77,27 @@ def _resolve(model, path):
 def checkpoint_variables(model):
   """{original checkpoint name: Keras variable} for a bert_tf model.
 
+  A model declares its own names: a class attribute
+  `checkpoint_head_names` ({original name: attribute path from the model},
+  e.g. {"output_weights": "output_head.output_weights"}) for its heads, and
+  its BertEncoder as `.encoder` (a BertEncoder is its own encoder and
+  declares no heads). The encoder's names are the table above.
+
   Raises:
-    TypeError: the model is not a BertEncoder nor a registered model wrapping
-      one as `.encoder`.
+    TypeError: the model declares no checkpoint_head_names.
   """
-  if isinstance(model, BertEncoder):
-    return {name: _resolve(model, path)
-            for name, path in _encoder_names(model.config).items()}
-  for model_class, head_names in _HEAD_NAMES.items():
-    if isinstance(model, model_class):
-      variables = checkpoint_variables(model.encoder)
-      variables.update({name: _resolve(model, path)
-                        for name, path in head_names.items()})
-      return variables
-  raise TypeError(f"No checkpoint name map for {type(model).__name__}; "
-                  f"known: BertEncoder, "
-                  f"{', '.join(cls.__name__ for cls in _HEAD_NAMES)}")
+  head_names = getattr(type(model), "checkpoint_head_names", None)
+  if head_names is None:
+    raise TypeError(
+        f"No checkpoint name map for {type(model).__name__}: a bert_tf model "
+        f"declares `checkpoint_head_names = {{original name: attribute "
+        f"path}}` and keeps its BertEncoder as `.encoder`")
+  encoder = getattr(model, "encoder", model)
+  variables = {name: _resolve(encoder, path)
+               for name, path in _encoder_names(encoder.config).items()}
+  variables.update({name: _resolve(model, path)
+                    for name, path in head_names.items()})
+  return variables
 
 
 @dataclasses.dataclass
@@ -219,7 +198,7 @@ def load_checkpoint(model, path):
   so a mismatched or damaged checkpoint leaves the model untouched.
 
   Args:
-    model: a BertEncoder, BertPretrainer, or a registered task model.
+    model: a bert_tf model (see checkpoint_variables).
     path: checkpoint prefix (".../bert_model.ckpt") or a directory holding
       one (see resolve_checkpoint_path).
 
@@ -315,8 +294,8 @@ def write_checkpoint(path, tensors):
         tensor_names=names,
         shape_and_slices=[""] * len(names),
         tensors=[tensors[name] for name in names])
-    suffixes = [name[len(temporary):]
-                for name in file_io.glob(f"{temporary}.data-*")]
+    suffixes = [name[len(temporary):] for name in file_io.glob(
+        f"{file_io.glob_escape(temporary)}.data-*")]
     for suffix in suffixes + [".index"]:
       file_io.check_replaceable(f"{path}{suffix}")
     for suffix in suffixes + [".index"]:
@@ -327,7 +306,7 @@ def save_checkpoint(model, path, global_step=None, optimizer=None):
   """Saves a bert_tf model under the original names, shapes and dtypes.
 
   Args:
-    model: a BertEncoder, BertPretrainer, or a registered task model.
+    model: a bert_tf model (see checkpoint_variables).
     path: checkpoint prefix to write, e.g. "out/model.ckpt-1000".
     global_step: the int64 `global_step` to store. The original always writes
       one, so None writes 0.

@@ -47,6 +47,11 @@ def glob(pattern):
   return sorted(local_glob.glob(pattern))
 
 
+def glob_escape(path):
+  """`path` with glob's special characters escaped, to match it literally."""
+  return local_glob.escape(path)
+
+
 def exists(path):
   return _gfile().exists(path) if is_url(path) else os.path.exists(path)
 
@@ -208,7 +213,7 @@ def held_temporary(path, directory=False):
 
 
 def _remove_leftovers(temporary):
-  for path in glob(f"{local_glob.escape(temporary)}*"):
+  for path in glob(f"{glob_escape(temporary)}*"):
     if isdir(path):
       if is_url(path):
         _gfile().rmtree(path)

@@ -2,20 +2,21 @@
 
 Text -> BasicTokenizer (clean, split CJK, whitespace, lower-case and strip
 accents, split punctuation) -> WordpieceTokenizer (greedy longest match
-against vocab.txt). The character classes below are the original's exact
-definitions, which differ from Python's and from Unicode's usual ones in ways
-that change tokens (e.g. "$" and "^" are punctuation here, Zl/Zp split words
-only through str.split).
+against vocab.txt). The character classes (tokenization_rules, shared with
+the in-graph tokenizer) are the original's exact definitions, which differ
+from Python's and from Unicode's usual ones in ways that change tokens (e.g.
+"$" and "^" are punctuation here, Zl/Zp split words only through str.split).
 """
 
 import os
 import re
-import unicodedata
 
-from bert_tf import file_io
+# The shared rules are part of the original module's API.
+from bert_tf.tokenization_rules import (  # pylint: disable=unused-import
+    CJK_RANGES, MAX_INPUT_CHARS_PER_WORD, UNK_TOKEN, cleaned_char,
+    convert_to_unicode, is_chinese_char, is_control, is_punctuation,
+    is_whitespace, load_vocab, strip_accents)
 
-UNK_TOKEN = "[UNK]"
-MAX_INPUT_CHARS_PER_WORD = 200
 # Texts the fast path sends to TensorFlow at once.
 _FAST_BATCH_SIZE = 16384
 # Words FullTokenizer remembers the pieces of before it starts afresh.
@@ -27,13 +28,6 @@ _LOWER_CASED_MODELS = ("uncased_L-24_H-1024_A-16", "uncased_L-12_H-768_A-12",
                        "chinese_L-12_H-768_A-12")
 _CASED_MODELS = ("cased_L-12_H-768_A-12", "cased_L-24_H-1024_A-16",
                  "multi_cased_L-12_H-768_A-12")
-
-# The CJK Unified Ideograph blocks the original splits per character.
-# Hangul, Hiragana and Katakana are deliberately not in it.
-CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF),
-              (0x2A700, 0x2B73F), (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF),
-              (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
-
 
 def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
   """Raises when do_lower_case contradicts a released checkpoint's name."""
@@ -56,26 +50,8 @@ def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
       f"fine-tuning matches how the model was pre-training.")
 
 
-def convert_to_unicode(text):
-  """str as is; bytes decoded as UTF-8, dropping invalid bytes as the original."""
-  if isinstance(text, str):
-    return text
-  if isinstance(text, bytes):
-    return text.decode("utf-8", "ignore")
-  raise ValueError(f"Unsupported string type: {type(text)}")
-
-
 # In Python 3 the original's printable_text is the same conversion.
 printable_text = convert_to_unicode
-
-
-def load_vocab(vocab_file):
-  """{token: id} from vocab.txt, one token per line, id = line number."""
-  vocab = {}
-  with file_io.open_file(vocab_file, "rb") as reader:
-    for index, line in enumerate(reader):
-      vocab[convert_to_unicode(line).strip()] = index
-  return vocab
 
 
 def convert_by_vocab(vocab, items):
@@ -94,32 +70,6 @@ def convert_ids_to_tokens(inv_vocab, ids):
 def whitespace_tokenize(text):
   """Splits on Python whitespace (str.split), as the original."""
   return text.split()
-
-
-def is_whitespace(char):
-  """Space, \\t, \\n, \\r and Unicode Zs."""
-  return char in " \t\n\r" or unicodedata.category(char) == "Zs"
-
-
-def is_control(char):
-  """Unicode Cc and Cf, except \\t, \\n and \\r (which are whitespace)."""
-  if char in "\t\n\r":
-    return False
-  return unicodedata.category(char) in ("Cc", "Cf")
-
-
-def is_punctuation(char):
-  """Every ASCII non-alphanumeric symbol and every Unicode P* character."""
-  code = ord(char)
-  if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or (
-      123 <= code <= 126):
-    return True
-  return unicodedata.category(char).startswith("P")
-
-
-def is_chinese_char(code):
-  """Whether code point `code` is a CJK Unified Ideograph."""
-  return any(low <= code <= high for low, high in CJK_RANGES)
 
 
 class BasicTokenizer:
@@ -316,26 +266,6 @@ def _encode_for_fast_path(text, sensitive_chars):
   if sensitive_chars and not sensitive_chars.isdisjoint(text):
     return None
   return encoded
-
-
-def cleaned_char(char):
-  """What the original's _clean_text then _tokenize_chinese_chars make of a
-  character (both act on one character at a time): U+0000, U+FFFD and
-  control characters are dropped, whitespace becomes " ", CJK ideographs get
-  spaces around them."""
-  if char in "\x00\ufffd" or is_control(char):
-    return ""
-  if is_whitespace(char):
-    return " "
-  if is_chinese_char(ord(char)):
-    return f" {char} "
-  return char
-
-
-def strip_accents(text):
-  """NFD, then every Mn (non-spacing mark) dropped."""
-  return "".join(char for char in unicodedata.normalize("NFD", text)
-                 if unicodedata.category(char) != "Mn")
 
 
 def _split_on_punctuation(text):

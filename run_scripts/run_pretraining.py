@@ -29,7 +29,7 @@ from bert_tf import file_io
 from bert_tf.data.pretraining_dataset import (find_bad_record,
                                               pretraining_dataset)
 from bert_tf.models.pretrainer import BertPretrainer
-from bert_tf.training import distribution
+from bert_tf.training import distribution, run_files
 from bert_tf.training.checkpoint_manager import CheckpointManager
 from bert_tf.training.objectives import PretrainingObjective
 from bert_tf.training.trainer import write_eval_results
@@ -105,8 +105,8 @@ def on_the_input(work, trainer, input_files, vocab_size):
 
 def main(_):
   validate_flags()
-  config = training_flags.load_bert_config(FLAGS.bert_config_file,
-                                           FLAGS.max_seq_length)
+  config = run_files.load_bert_config(FLAGS.bert_config_file,
+                                      FLAGS.max_seq_length)
   input_files = file_io.input_files(FLAGS.input_file)
   training_flags.check_outputs(
       ["eval_results.txt"], [("--input_file", path) for path in input_files])

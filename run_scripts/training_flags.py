@@ -4,17 +4,11 @@ options. A script defines its own flags, imports this module, and calls
 `strategy()` and `options(...)`.
 """
 
-import os
-
-import keras
 from absl import flags, logging
 
-from bert_tf import checkpoints, file_io, output_paths
-from bert_tf.config import BertConfig
-from bert_tf.training.checkpoint_manager import CheckpointManager
-from bert_tf.training import distribution, precision
-from bert_tf.training.optimization import OPTIMIZERS, create_optimizer
-from bert_tf.training.trainer import Trainer, TrainingOptions
+from bert_tf.training import distribution, precision, run_files, trainer
+from bert_tf.training.optimization import OPTIMIZERS
+from bert_tf.training.trainer import TrainingOptions
 
 # The original release's flags, the same in each of its training scripts.
 flags.DEFINE_string(
@@ -141,43 +135,20 @@ def options(num_train_steps):
 
 def create_trainer(strategy, build_model, objective, options,
                    num_warmup_steps):
-  """A Trainer for the model build_model() returns, restored as the original
-  would start: from --output_dir's newest checkpoint, else --init_checkpoint.
-
-  --seed is applied first; the model and the --optimizer (with
-  --learning_rate and the warmup/decay schedule) are created under the
-  strategy, in --dtype. With --do_train, --train_batch_size is checked
-  against the replicas and micro-batches.
-  """
-  if FLAGS.seed is not None:
-    keras.utils.set_random_seed(FLAGS.seed)
-  with strategy.scope(), precision.dtype_policy(FLAGS.dtype):
-    model = build_model()
-    optimizer = create_optimizer(
-        model, FLAGS.learning_rate, max(options.num_train_steps, 1),
-        num_warmup_steps, FLAGS.optimizer)
-  trainer = Trainer(strategy, model, optimizer, objective, FLAGS.output_dir,
-                    options)
-  if FLAGS.do_train:
-    trainer.check_batch_size(FLAGS.train_batch_size)
-  trainer.restore(FLAGS.init_checkpoint)
-  return trainer
+  """trainer.create_trainer with --output_dir, --learning_rate,
+  --optimizer, --seed and --init_checkpoint (--train_batch_size checked with
+  --do_train)."""
+  return trainer.create_trainer(
+      strategy, build_model, objective, FLAGS.output_dir, options,
+      FLAGS.learning_rate, num_warmup_steps, FLAGS.optimizer, FLAGS.seed,
+      FLAGS.init_checkpoint,
+      FLAGS.train_batch_size if FLAGS.do_train else None)
 
 
 def resolve_init_checkpoint():
-  """--init_checkpoint as a checkpoint prefix (a directory gives its newest
-  checkpoint, as the original's), or None when the flag is empty; stored
-  back into the flag so that the rest of the run uses that one.
-
-  Raises:
-    ValueError: naming the flag, when there is no checkpoint there.
-  """
-  if not FLAGS.init_checkpoint:
-    return None
-  try:
-    prefix = checkpoints.resolve_checkpoint_path(FLAGS.init_checkpoint)
-  except FileNotFoundError as error:
-    raise ValueError(f"--init_checkpoint: {error}") from None
+  """run_files.resolve_init_checkpoint, stored back into --init_checkpoint
+  so that the rest of the run uses that one."""
+  prefix = run_files.resolve_init_checkpoint(FLAGS.init_checkpoint)
   if prefix != FLAGS.init_checkpoint:
     logging.info("--init_checkpoint=%s: using %s", FLAGS.init_checkpoint,
                  prefix)
@@ -186,34 +157,9 @@ def resolve_init_checkpoint():
 
 
 def check_outputs(file_names, inputs, output_dirs=()):
-  """Checks --output_dir, the files a script writes there (and the index of
-  its checkpoints), and other output directories, against every input,
-  before any work (output_paths.check_outputs).
+  """run_files.check_run_outputs for --output_dir, --bert_config_file and
+  --init_checkpoint."""
+  run_files.check_run_outputs(FLAGS.output_dir, file_names, inputs,
+                              FLAGS.bert_config_file, FLAGS.init_checkpoint,
+                              output_dirs)
 
-  Args:
-    file_names: the names of the files the script writes in --output_dir.
-    inputs: (flag, path) pairs of the script's own inputs; the config and
-      --init_checkpoint's files are added.
-    output_dirs: (flag, path) pairs of other directories written.
-  """
-  inputs = list(inputs) + [("--bert_config_file", FLAGS.bert_config_file)]
-  if FLAGS.init_checkpoint:
-    inputs += [("--init_checkpoint", path) for path in file_io.glob(
-        f"{FLAGS.init_checkpoint}.*")]
-  output_paths.check_outputs(
-      outputs=[("--output_dir", os.path.join(FLAGS.output_dir, name))
-               for name in [*file_names, CheckpointManager.STATE_FILE]],
-      inputs=inputs,
-      output_dirs=[("--output_dir", FLAGS.output_dir), *output_dirs])
-
-
-def load_bert_config(bert_config_file, max_seq_length):
-  """The BertConfig, checked against --max_seq_length."""
-  file_io.check_input_file("--bert_config_file", bert_config_file)
-  config = BertConfig.from_json_file(bert_config_file)
-  if max_seq_length > config.max_position_embeddings:
-    raise ValueError(
-        f"Cannot use sequence length {max_seq_length} because the BERT model "
-        f"was only trained up to sequence length "
-        f"{config.max_position_embeddings} ({bert_config_file})")
-  return config

@@ -35,6 +35,10 @@ class BertClassifier(keras.Model):
     TensorShape([2, 3])
   """
 
+  # The original's run_classifier creates its layer outside any scope.
+  checkpoint_head_names = {"output_weights": "output_head.output_weights",
+                           "output_bias": "output_head.output_bias"}
+
   def __init__(self, config, num_labels, **kwargs):
     super().__init__(**kwargs)
     self.config = as_config(config)

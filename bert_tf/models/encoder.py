@@ -45,6 +45,9 @@ class BertEncoder(keras.Model):
     TensorShape([1, 16])
   """
 
+  # The encoder's own names are bert_tf.checkpoints' table; it has no head.
+  checkpoint_head_names = {}
+
   def __init__(self, config, **kwargs):
     super().__init__(**kwargs)
     self.config = as_config(config)

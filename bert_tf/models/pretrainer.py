@@ -34,6 +34,22 @@ class BertPretrainer(keras.Model):
     TensorShape([1, 2, 50])
   """
 
+  # Original checkpoint name -> attribute path (see bert_tf.checkpoints).
+  checkpoint_head_names = {
+      "cls/predictions/transform/dense/kernel":
+          "masked_lm_head.transform_dense.kernel",
+      "cls/predictions/transform/dense/bias":
+          "masked_lm_head.transform_dense.bias",
+      "cls/predictions/transform/LayerNorm/gamma":
+          "masked_lm_head.transform_layer_norm.gamma",
+      "cls/predictions/transform/LayerNorm/beta":
+          "masked_lm_head.transform_layer_norm.beta",
+      "cls/predictions/output_bias": "masked_lm_head.output_bias",
+      "cls/seq_relationship/output_weights":
+          "next_sentence_head.output_weights",
+      "cls/seq_relationship/output_bias": "next_sentence_head.output_bias",
+  }
+
   def __init__(self, config, **kwargs):
     super().__init__(**kwargs)
     self.config = as_config(config)

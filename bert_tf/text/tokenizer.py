@@ -15,7 +15,7 @@ import keras
 import tensorflow as tf
 import tensorflow_text as text
 
-from bert_tf import tokenization
+from bert_tf import tokenization_rules
 from bert_tf.text.char_classes import char_classes
 
 logger = logging.getLogger(__name__)
@@ -23,7 +23,7 @@ logger = logging.getLogger(__name__)
 # FastWordpieceTokenizer limits words by bytes; the original by characters
 # (200). Longer words are replaced by [UNK] before WordPiece, so this only
 # needs to admit every word of up to 200 four-byte characters.
-_MAX_BYTES_PER_WORD = 4 * tokenization.MAX_INPUT_CHARS_PER_WORD
+_MAX_BYTES_PER_WORD = 4 * tokenization_rules.MAX_INPUT_CHARS_PER_WORD
 
 # Planes where Unicode assigns characters; ICU and Python may disagree there.
 _ASSIGNED_PLANES = [range(0x0, 0x40000), range(0xE0000, 0xF0000)]
@@ -64,12 +64,12 @@ def _overlong_words_to_unk(words):
   Characters are only counted when some word is over 200 bytes: a word
   never has more characters than bytes.
   """
-  limit = tokenization.MAX_INPUT_CHARS_PER_WORD
+  limit = tokenization_rules.MAX_INPUT_CHARS_PER_WORD
   overlong = tf.cond(
       tf.reduce_any(tf.strings.length(words) > limit),
       lambda: tf.strings.length(words, unit="UTF8_CHAR") > limit,
       lambda: tf.zeros_like(words, tf.bool))
-  return tf.where(overlong, tokenization.UNK_TOKEN, words)
+  return tf.where(overlong, tokenization_rules.UNK_TOKEN, words)
 
 
 def _lower_and_strip_accents(texts):
@@ -89,11 +89,11 @@ def lower_case_differences():
   chars = [chr(code) for plane in _ASSIGNED_PLANES for code in plane
            if not 0xD800 <= code < 0xE000]
   # Cleaning deletes these before lower-casing, so they cannot differ.
-  chars = [char for char in chars if tokenization.cleaned_char(char)]
+  chars = [char for char in chars if tokenization_rules.cleaned_char(char)]
   in_graph = _lower_and_strip_accents(tf.constant(chars)).numpy()
   differences = {}
   for char, graph_result in zip(chars, in_graph):
-    python_result = tokenization.strip_accents(char.lower())
+    python_result = tokenization_rules.strip_accents(char.lower())
     graph_result = graph_result.decode("utf-8")
     if python_result != graph_result:
       differences[char] = (python_result, graph_result)
@@ -149,9 +149,9 @@ class InGraphTokenizer(keras.layers.Layer):
     super().__init__(**kwargs)
     self.vocab_file = vocab_file
     self.do_lower_case = do_lower_case
-    self.vocab = tokenization.load_vocab(vocab_file)
-    if tokenization.UNK_TOKEN not in self.vocab:
-      raise ValueError(f"{vocab_file}: has no {tokenization.UNK_TOKEN} token")
+    self.vocab = tokenization_rules.load_vocab(vocab_file)
+    if tokenization_rules.UNK_TOKEN not in self.vocab:
+      raise ValueError(f"{vocab_file}: has no {tokenization_rules.UNK_TOKEN} token")
     self.sensitive_chars = version_sensitive_chars(self.vocab, do_lower_case)
     if self.sensitive_chars:
       logger.warning(
@@ -165,7 +165,7 @@ class InGraphTokenizer(keras.layers.Layer):
         suffix_indicator="##",
         max_bytes_per_word=_MAX_BYTES_PER_WORD,
         token_out_type=tf.int64,
-        unknown_token=tokenization.UNK_TOKEN,
+        unknown_token=tokenization_rules.UNK_TOKEN,
         no_pretokenization=True,
         support_detokenization=False)
 

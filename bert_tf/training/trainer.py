@@ -19,11 +19,12 @@ import logging
 import os
 import time
 
+import keras
 import numpy as np
 import tensorflow as tf
 
 from bert_tf import checkpoints, file_io
-from bert_tf.training import distribution, precision
+from bert_tf.training import distribution, optimization, precision
 from bert_tf.training.checkpoint_manager import CheckpointManager
 from bert_tf.training.progress import Progress
 
@@ -76,9 +77,6 @@ class Trainer:
                        if options.use_xla else self._micro_batch_gradients)
     self._eval_step = tf.function(self._eval_sums,
                                   jit_compile=options.use_xla)
-    self._model_outputs = tf.function(
-        lambda features: self.model(features, training=False),
-        jit_compile=options.use_xla)
 
   @property
   def global_step(self):
@@ -181,37 +179,7 @@ class Trainer:
     writer.flush()
     return results
 
-  def predict(self, dataset, num_batches):
-    """The model's outputs for num_batches batches, in dataset order.
-
-    The dataset's features must include example_index (int32, the example's
-    position; padding rows are dropped by their is_real_example of 0), which
-    puts the gathered outputs back in order whatever the sharding.
-
-    Returns:
-      {output name: numpy array [num real examples, ...]}.
-    """
-    iterator = self.iterator(dataset)
-    batches = [self._predict_step(next(iterator)) for _ in range(num_batches)]
-    outputs = {name: np.concatenate([batch[name].numpy() for batch in batches])
-               for name in batches[0]}
-    keep = outputs.pop("is_real_example") > 0
-    order = np.argsort(outputs.pop("example_index")[keep], kind="stable")
-    return {name: value[keep][order] for name, value in outputs.items()}
-
   # --- inside tf.function -------------------------------------------------
-
-  @tf.function
-  def _predict_step(self, features):
-    outputs = self.strategy.run(self._predict_outputs, args=(features,))
-    return tf.nest.map_structure(
-        lambda value: self.strategy.gather(value, axis=0), outputs)
-
-  def _predict_outputs(self, features):
-    outputs = dict(self._model_outputs(features))
-    for name in ("example_index", "is_real_example"):
-      outputs[name] = features[name]
-    return outputs
 
   @tf.function
   def _train_loop(self, iterator, num_steps):
@@ -302,6 +270,38 @@ class Trainer:
       return tf.summary.create_noop_writer()
     file_io.makedirs(directory)
     return tf.summary.create_file_writer(directory)
+
+
+def create_trainer(strategy, build_model, objective, output_dir, options,
+                   learning_rate, num_warmup_steps, optimizer="adamw",
+                   seed=None, init_checkpoint=None, train_batch_size=None):
+  """A Trainer for the model build_model() returns, restored as the original
+  would start: from output_dir's newest checkpoint, else init_checkpoint.
+
+  The seed is applied first; the model and the optimizer (with the
+  learning rate's warmup and linear decay to options.num_train_steps) are
+  created under the strategy, in options.dtype.
+
+  Args:
+    train_batch_size: when given, checked against the replicas and
+      micro-batches before anything is restored.
+
+  Raises:
+    ValueError: naming the bad setting or checkpoint.
+  """
+  if seed is not None:
+    keras.utils.set_random_seed(seed)
+  with strategy.scope(), precision.dtype_policy(options.dtype):
+    model = build_model()
+    model_optimizer = optimization.create_optimizer(
+        model, learning_rate, max(options.num_train_steps, 1),
+        num_warmup_steps, optimizer)
+  trainer = Trainer(strategy, model, model_optimizer, objective, output_dir,
+                    options)
+  if train_batch_size is not None:
+    trainer.check_batch_size(train_batch_size)
+  trainer.restore(init_checkpoint)
+  return trainer
 
 
 def _summed(step, num_steps):

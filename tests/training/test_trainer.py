@@ -9,13 +9,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import bert_tf
-from bert_tf.training import optimization
-from bert_tf.training.objectives import ClassificationObjective
-from bert_tf.training.trainer import Trainer, TrainingOptions
 from tests.helpers import (ORIGINAL_TINY_TRAIN, PROJECT_DIR,
-                           assert_checkpoints_close, random_inputs,
-                           read_scalars, tiny_config)
+                           assert_checkpoints_close, read_scalars)
 from tests.training import reference_training
 
 ORIGINAL_CKPT_10 = os.path.join(ORIGINAL_TINY_TRAIN, "model.ckpt-10")
@@ -75,23 +70,3 @@ def test_mirrored_on_two_devices_equals_one_device(tmp_path):
 def test_batch_must_split_over_replicas_and_micro_batches(tmp_path):
   with pytest.raises(ValueError, match="gradient_accumulation_steps=2"):
     reference_training.train(str(tmp_path), gradient_accumulation_steps=2)
-
-
-def test_predict_orders_by_example_index_and_drops_padding(tmp_path):
-  """Whatever order batches come back in, outputs follow example_index."""
-  strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
-  with strategy.scope():
-    model = bert_tf.BertClassifier(tiny_config(), num_labels=2)
-    optimizer = optimization.create_optimizer(model, 1e-3, 1, 0)
-  trainer = Trainer(strategy, model, optimizer, ClassificationObjective(),
-                    str(tmp_path), TrainingOptions(num_train_steps=1))
-  inputs = {name: value for name, value in random_inputs(
-      tiny_config(), batch_size=4).items() if name != "masked_lm_positions"}
-  features = {**inputs,
-              "example_index": np.array([2, 0, 1, 0], np.int32),
-              "is_real_example": np.array([1, 1, 1, 0], np.int32)}
-  outputs = trainer.predict(
-      tf.data.Dataset.from_tensor_slices(features).batch(2), num_batches=2)
-  expected = model(inputs, training=False)["probabilities"].numpy()
-  np.testing.assert_allclose(outputs["probabilities"],
-                             expected[[1, 2, 0]], atol=1e-6)

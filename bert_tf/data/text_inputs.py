@@ -1,0 +1,66 @@
+"""Texts -> the encoder's input arrays, packed as the original packs them.
+
+Single texts become [CLS] a [SEP], pairs [CLS] a [SEP] b [SEP] with the
+longer text truncated first (the original's _truncate_seq_pair); a pair
+whose second text has no tokens is packed as a single text, as the
+original does. Texts are tokenised with FullTokenizer.encode_batch (the
+original's tokens, compiled) and packed with bert_tf.text.pack_inputs, the
+packing exported SavedModels run in-graph, so serving cannot drift from
+training. Every task with text inputs (classification, multiple choice,
+feature extraction) uses this.
+"""
+
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.text.packing import pack_inputs
+
+_PACK_BATCH = 4096
+
+
+def encode_texts(tokenizer, texts_a, texts_b=None, max_seq_length=128):
+  """{input_ids, input_mask, segment_ids}: int32 [len(texts_a),
+  max_seq_length].
+
+  Args:
+    tokenizer: a tokenization.FullTokenizer.
+    texts_a: the first texts.
+    texts_b: the second texts (None or "" for a single text), or None.
+    max_seq_length: the width of the arrays.
+  """
+  ids_a = tokenizer.encode_batch(list(texts_a))
+  if texts_b is None:
+    ids_b = [[]] * len(ids_a)
+  else:
+    ids_b = tokenizer.encode_batch([text or "" for text in texts_b])
+  cls_id, sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
+  parts = [_pack(ids_a[start:start + _PACK_BATCH],
+                 ids_b[start:start + _PACK_BATCH], max_seq_length, cls_id,
+                 sep_id)
+           for start in range(0, len(ids_a), _PACK_BATCH)]
+  return {name: np.concatenate([part[name] for part in parts])
+          for name in parts[0]}
+
+
+def _ragged(id_lists):
+  lengths = [len(ids) for ids in id_lists]
+  values = np.fromiter((token for ids in id_lists for token in ids), np.int32,
+                       count=sum(lengths))
+  return tf.RaggedTensor.from_row_lengths(values, lengths)
+
+
+def _pack(ids_a, ids_b, max_seq_length, cls_id, sep_id):
+  """Pairs where the second text has tokens; single texts elsewhere."""
+  ragged_a = _ragged(ids_a)
+  has_b = np.array([len(ids) > 0 for ids in ids_b])
+  single = None if has_b.all() else {
+      name: value.numpy() for name, value in
+      pack_inputs(ragged_a, max_seq_length, cls_id, sep_id).items()}
+  if not has_b.any():
+    return single
+  pair = {name: value.numpy() for name, value in pack_inputs(
+      ragged_a, max_seq_length, cls_id, sep_id, _ragged(ids_b)).items()}
+  if single is None:
+    return pair
+  return {name: np.where(has_b[:, None], pair[name], single[name])
+          for name in pair}

@@ -1,0 +1,191 @@
+"""The one fine-tuning runner every task goes through.
+
+    check the options -> read every split the run needs (bad input stops it
+    before anything is written) -> features -> train -> evaluate -> predict
+    -> export
+
+A task (tasks/task.py) supplies what is specific to it; this module does
+the rest the same way for all: the original's num_train_steps and warmup,
+checkpoints that resume, eval_results.txt with global_step, prediction files
+replaced together, and a versioned SavedModel.
+"""
+
+import dataclasses
+import logging
+import os
+from typing import Optional
+
+from bert_tf import export, file_io, tokenization, vocabulary
+from bert_tf.data import batching
+from bert_tf.training import run_files
+from bert_tf.training.predictor import Predictor
+from bert_tf.training.trainer import (TrainingOptions, create_trainer,
+                                      write_eval_results)
+
+logger = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class FineTuningOptions:
+  """A fine-tuning run; each field is the flag of the same name."""
+  bert_config_file: str
+  vocab_file: str
+  output_dir: str
+  init_checkpoint: Optional[str] = None
+  do_lower_case: bool = True
+  max_seq_length: int = 128
+  do_train: bool = False
+  do_eval: bool = False
+  do_predict: bool = False
+  train_batch_size: int = 32
+  eval_batch_size: int = 8
+  predict_batch_size: int = 8
+  learning_rate: float = 5e-5
+  num_train_epochs: float = 3.0
+  warmup_proportion: float = 0.1
+  export_dir: Optional[str] = None
+  optimizer: str = "adamw"
+  seed: Optional[int] = None
+  # Loop, precision and checkpoint options; num_train_steps is computed.
+  training: TrainingOptions = dataclasses.field(
+      default_factory=lambda: TrainingOptions(num_train_steps=0))
+
+
+def run_fine_tuning(task, options, strategy):
+  """Runs a task as the options say.
+
+  Args:
+    task: a tasks.FineTuningTask.
+    options: FineTuningOptions.
+    strategy: the tf.distribute.Strategy to train and predict on.
+
+  Returns:
+    {eval split: its results} for the splits evaluated.
+
+  Raises:
+    ValueError: a bad option, input file or checkpoint, named.
+  """
+  init_checkpoint = _check_options(options)
+  config = run_files.load_bert_config(options.bert_config_file,
+                                      options.max_seq_length)
+  vocabulary.check_vocab_fits(options.vocab_file, config.vocab_size,
+                              options.bert_config_file)
+  splits = _splits(task, options)
+  examples = {split: task.read_examples(split) for split in splits}
+  _check_outputs(task, options, splits, init_checkpoint)
+  num_train_steps = _num_train_steps(examples.get(task.train_split), options)
+
+  tokenizer = tokenization.FullTokenizer(options.vocab_file,
+                                         options.do_lower_case)
+  features = {}
+  for split, split_examples in examples.items():
+    logger.info("***** %s: %d examples *****", split, len(split_examples))
+    features[split] = task.convert_examples(split_examples, tokenizer,
+                                            options.max_seq_length)
+  num_warmup_steps = int(num_train_steps * options.warmup_proportion)
+  trainer = create_trainer(
+      strategy, lambda: task.build_model(config), task.objective,
+      options.output_dir,
+      dataclasses.replace(options.training, num_train_steps=num_train_steps),
+      options.learning_rate, num_warmup_steps, options.optimizer,
+      options.seed, init_checkpoint,
+      options.train_batch_size if options.do_train else None)
+  file_io.makedirs(options.output_dir)
+  if options.do_train:
+    logger.info("  Num steps = %d, warmup %d", num_train_steps,
+                num_warmup_steps)
+    trainer.train(batching.feature_dataset(
+        features[task.train_split], options.train_batch_size, True,
+        options.seed))
+
+  predictor = Predictor(strategy, trainer.model, options.training.use_xla)
+
+  def predict(split, batch_size):
+    return predictor.predict(
+        batching.feature_dataset(features[split], batch_size, False),
+        batching.num_batches(features[split], batch_size))
+
+  results = {}
+  for split in task.eval_splits if options.do_eval else ():
+    outputs = predict(split, options.eval_batch_size)
+    results[split] = {"global_step": trainer.global_step, **task.evaluate(
+        split, examples[split], features[split], outputs,
+        options.eval_batch_size)}
+    if trainer.is_chief:
+      write_eval_results(os.path.join(options.output_dir,
+                                      task.eval_results_file(split)),
+                         results[split])
+  for split in task.predict_splits if options.do_predict else ():
+    outputs = predict(split, options.predict_batch_size)
+    if trainer.is_chief:
+      names = task.prediction_files(split)
+      with file_io.AtomicFiles([os.path.join(options.output_dir, name)
+                                for name in names]) as files:
+        task.write_predictions(split, examples[split], features[split],
+                               outputs, files)
+      logger.info("Wrote %s for %d examples", ", ".join(names),
+                  len(examples[split]))
+  if options.export_dir and trainer.is_chief:
+    module, signatures = task.serving(trainer.model, options.vocab_file,
+                                      options.do_lower_case,
+                                      options.max_seq_length)
+    export.write_saved_model(module, options.export_dir, signatures)
+  return results
+
+
+def _check_options(options):
+  """Raises ValueError for options out of range; returns the resolved
+  init checkpoint (see run_files.resolve_init_checkpoint)."""
+  if not (options.do_train or options.do_eval or options.do_predict):
+    raise ValueError(
+        "At least one of `do_train`, `do_eval` or `do_predict' must be True.")
+  for name in ("train_batch_size", "eval_batch_size", "predict_batch_size",
+               "max_seq_length"):
+    if getattr(options, name) < 1:
+      raise ValueError(f"--{name}={getattr(options, name)}: must be at "
+                       f"least 1")
+  if options.num_train_epochs <= 0 or not 0 <= options.warmup_proportion <= 1:
+    raise ValueError("--num_train_epochs must be positive and "
+                     "--warmup_proportion in [0, 1]")
+  file_io.check_input_file("--vocab_file", options.vocab_file)
+  init_checkpoint = run_files.resolve_init_checkpoint(options.init_checkpoint)
+  if init_checkpoint != options.init_checkpoint:
+    logger.info("--init_checkpoint=%s: using %s", options.init_checkpoint,
+                init_checkpoint)
+  vocabulary.check_do_lower_case(options.vocab_file, options.do_lower_case,
+                                 init_checkpoint)
+  return init_checkpoint
+
+
+def _splits(task, options):
+  """The splits the run reads, in order: train, eval, predict."""
+  return ([task.train_split] if options.do_train else []) + \
+      list(task.eval_splits if options.do_eval else []) + \
+      list(task.predict_splits if options.do_predict else [])
+
+
+def _check_outputs(task, options, splits, init_checkpoint):
+  """Every file the run will write, checked against its inputs first."""
+  names = [task.eval_results_file(split) for split in task.eval_splits
+           if options.do_eval]
+  names += [name for split in task.predict_splits if options.do_predict
+            for name in task.prediction_files(split)]
+  inputs = [pair for split in splits for pair in task.input_files(split)]
+  run_files.check_run_outputs(
+      options.output_dir, names, [*inputs, ("--vocab_file",
+                                            options.vocab_file)],
+      options.bert_config_file, init_checkpoint,
+      [("--export_dir", options.export_dir)] if options.export_dir else [])
+
+
+def _num_train_steps(train_examples, options):
+  """The original's num_train_steps: examples / batch size * epochs."""
+  if not options.do_train:
+    return 0
+  steps = int(len(train_examples) / options.train_batch_size
+              * options.num_train_epochs)
+  if steps < 1:
+    raise ValueError(f"{len(train_examples)} training examples make no "
+                     f"full batch of --train_batch_size="
+                     f"{options.train_batch_size}")
+  return steps

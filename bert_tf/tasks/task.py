@@ -1,0 +1,88 @@
+"""What a fine-tuning task is: everything specific to it, nothing else.
+
+The runner (tasks/runner.py) drives any task through the same steps: read
+every split the run needs, turn examples into features, train, evaluate,
+predict, export. A task says what differs: where its examples come from,
+how they become features, its model, its objective, its metrics, its
+prediction files and its serving signatures. A new task subclasses
+FineTuningTask; see tasks/classification.py for GLUE and XNLI.
+"""
+
+import abc
+
+
+class FineTuningTask(abc.ABC):
+  """The contract between a task and the runner.
+
+  Attributes:
+    train_split: the split trained on.
+    eval_splits: the splits --do_eval evaluates, in order.
+    predict_splits: the splits --do_predict predicts, in order.
+  """
+
+  train_split = "train"
+  eval_splits = ("dev",)
+  predict_splits = ("test",)
+
+  @abc.abstractmethod
+  def input_files(self, split):
+    """[(flag, path)]: the files a split is read from, which no output of
+    the run may overwrite."""
+
+  @abc.abstractmethod
+  def read_examples(self, split):
+    """The split's examples, all read before anything is written.
+
+    Raises:
+      ValueError: bad input, naming the file and line.
+    """
+
+  @abc.abstractmethod
+  def convert_examples(self, examples, tokenizer, max_seq_length):
+    """Features: {name: numpy array}, one row per feature.
+
+    They hold what the model and the objective read, and is_real_example
+    (1 on every row: the runner's padding rows have 0). One example may give
+    several features; the task keeps its own feature-to-example array among
+    them (the runner passes features back to evaluate and write_predictions).
+    """
+
+  @abc.abstractmethod
+  def build_model(self, config):
+    """The task's keras model for a BertConfig, declaring its checkpoint
+    head names (see bert_tf.checkpoints.checkpoint_variables)."""
+
+  @property
+  @abc.abstractmethod
+  def objective(self):
+    """The training objective: loss numerators and denominators, as
+    bert_tf.training.objectives defines them."""
+
+  @abc.abstractmethod
+  def evaluate(self, split, examples, features, outputs, batch_size):
+    """{metric: float} for eval_results, from the model's outputs on the
+    split's features (in feature order)."""
+
+  def eval_results_file(self, split):
+    """The name of the split's results file in --output_dir."""
+    del split  # every split of most tasks writes the original's one file
+    return "eval_results.txt"
+
+  def prediction_files(self, split):
+    """The names of the files write_predictions writes in --output_dir."""
+    del split
+    return ()
+
+  def write_predictions(self, split, examples, features, outputs, files):
+    """Writes the split's predictions to `files`, opened for writing in the
+    order of prediction_files; they replace the old ones together when all
+    are written."""
+    del split, examples, features, outputs, files
+
+  def serving(self, model, vocab_file, do_lower_case, max_seq_length):
+    """(tf.Module, {signature name: tf.function}) to export for TF Serving.
+
+    Raises:
+      NotImplementedError: the task has no export.
+    """
+    raise NotImplementedError(f"{type(self).__name__} has no export")

@@ -1,0 +1,85 @@
+"""The rules of the original tokenizer that both tokenizers follow.
+
+bert_tf.tokenization (the exact, pure-Python tokenizer) and bert_tf.text
+(the in-graph one) must classify and clean every character alike and read
+vocab.txt alike; both import these definitions from here, so neither
+imports the other's module to learn them and imports run one way:
+tokenization -> text -> tokenization_rules. No TensorFlow here.
+"""
+
+import unicodedata
+
+from bert_tf import file_io
+
+UNK_TOKEN = "[UNK]"
+MAX_INPUT_CHARS_PER_WORD = 200
+
+# The CJK Unified Ideograph blocks the original splits per character.
+# Hangul, Hiragana and Katakana are deliberately not in it.
+CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF),
+              (0x2A700, 0x2B73F), (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF),
+              (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+
+
+def convert_to_unicode(text):
+  """str as is; bytes decoded as UTF-8, dropping invalid bytes as the original."""
+  if isinstance(text, str):
+    return text
+  if isinstance(text, bytes):
+    return text.decode("utf-8", "ignore")
+  raise ValueError(f"Unsupported string type: {type(text)}")
+
+
+def load_vocab(vocab_file):
+  """{token: id} from vocab.txt, one token per line, id = line number."""
+  vocab = {}
+  with file_io.open_file(vocab_file, "rb") as reader:
+    for index, line in enumerate(reader):
+      vocab[convert_to_unicode(line).strip()] = index
+  return vocab
+
+
+def is_whitespace(char):
+  """Space, \\t, \\n, \\r and Unicode Zs."""
+  return char in " \t\n\r" or unicodedata.category(char) == "Zs"
+
+
+def is_control(char):
+  """Unicode Cc and Cf, except \\t, \\n and \\r (which are whitespace)."""
+  if char in "\t\n\r":
+    return False
+  return unicodedata.category(char) in ("Cc", "Cf")
+
+
+def is_punctuation(char):
+  """Every ASCII non-alphanumeric symbol and every Unicode P* character."""
+  code = ord(char)
+  if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or (
+      123 <= code <= 126):
+    return True
+  return unicodedata.category(char).startswith("P")
+
+
+def is_chinese_char(code):
+  """Whether code point `code` is a CJK Unified Ideograph."""
+  return any(low <= code <= high for low, high in CJK_RANGES)
+
+
+def cleaned_char(char):
+  """What the original's _clean_text then _tokenize_chinese_chars make of a
+  character (both act on one character at a time): U+0000, U+FFFD and
+  control characters are dropped, whitespace becomes " ", CJK ideographs get
+  spaces around them."""
+  if char in "\x00\ufffd" or is_control(char):
+    return ""
+  if is_whitespace(char):
+    return " "
+  if is_chinese_char(ord(char)):
+    return f" {char} "
+  return char
+
+
+def strip_accents(text):
+  """NFD, then every Mn (non-spacing mark) dropped."""
+  return "".join(char for char in unicodedata.normalize("NFD", text)
+                 if unicodedata.category(char) != "Mn")

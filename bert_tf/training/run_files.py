@@ -1,0 +1,68 @@
+"""The files a training run reads and writes, checked before any work.
+
+run_pretraining and the fine-tuning runner both read a bert_config.json
+(checked against max_seq_length) and maybe an init checkpoint (a prefix or
+a directory, as the original took it), and write checkpoints and results
+into an output directory, none of which may overwrite an input.
+"""
+
+import os
+
+from bert_tf import checkpoints, file_io, output_paths
+from bert_tf.config import BertConfig
+from bert_tf.training.checkpoint_manager import CheckpointManager
+
+
+def load_bert_config(bert_config_file, max_seq_length):
+  """The BertConfig, checked against --max_seq_length.
+
+  Raises:
+    ValueError: naming the flag or the file.
+  """
+  file_io.check_input_file("--bert_config_file", bert_config_file)
+  config = BertConfig.from_json_file(bert_config_file)
+  if max_seq_length > config.max_position_embeddings:
+    raise ValueError(
+        f"Cannot use sequence length {max_seq_length} because the BERT model "
+        f"was only trained up to sequence length "
+        f"{config.max_position_embeddings} ({bert_config_file})")
+  return config
+
+
+def resolve_init_checkpoint(init_checkpoint):
+  """--init_checkpoint as a checkpoint prefix (a directory gives its newest
+  checkpoint, as the original's), or None when it is empty.
+
+  Raises:
+    ValueError: naming the flag, when there is no checkpoint there.
+  """
+  if not init_checkpoint:
+    return None
+  try:
+    return checkpoints.resolve_checkpoint_path(init_checkpoint)
+  except FileNotFoundError as error:
+    raise ValueError(f"--init_checkpoint: {error}") from None
+
+
+def check_run_outputs(output_dir, file_names, inputs, bert_config_file,
+                      init_checkpoint=None, output_dirs=()):
+  """output_paths.check_outputs for a training run.
+
+  Args:
+    output_dir: --output_dir.
+    file_names: the files the run writes there; the checkpoint index is
+      added.
+    inputs: (flag, path) pairs the run reads; the config and the init
+      checkpoint's files are added.
+    bert_config_file, init_checkpoint: the run's (a prefix, or None).
+    output_dirs: (flag, path) pairs of other directories written.
+  """
+  inputs = [*inputs, ("--bert_config_file", bert_config_file)]
+  if init_checkpoint:
+    inputs += [("--init_checkpoint", path) for path in file_io.glob(
+        f"{file_io.glob_escape(init_checkpoint)}.*")]
+  output_paths.check_outputs(
+      outputs=[("--output_dir", os.path.join(output_dir, name))
+               for name in [*file_names, CheckpointManager.STATE_FILE]],
+      inputs=inputs,
+      output_dirs=[("--output_dir", output_dir), *output_dirs])

@@ -1,0 +1,63 @@
+"""Flags every fine-tuning script shares, and running a task with them.
+
+A fine-tuning script defines its own flags (where its data is, which task),
+builds its bert_tf.tasks.FineTuningTask and calls run(task); the runner
+does the rest. The flags keep the original's names, defaults and help; a
+script whose original had other defaults (run_squad's max_seq_length of
+384) sets them with FLAGS.set_default.
+"""
+
+from absl import flags
+
+import training_flags
+from bert_tf.tasks import FineTuningOptions, run_fine_tuning
+
+flags.DEFINE_string("vocab_file", None,
+                    "The vocabulary file that the BERT model was trained on.")
+flags.DEFINE_bool(
+    "do_lower_case", True,
+    "Whether to lower case the input text. Should be True for uncased "
+    "models and False for cased models.")
+flags.DEFINE_integer(
+    "max_seq_length", 128,
+    "The maximum total input sequence length after WordPiece tokenization. "
+    "Sequences longer than this will be truncated, and sequences shorter "
+    "than this will be padded.")
+flags.DEFINE_bool(
+    "do_predict", False,
+    "Whether to run the model in inference mode on the test set.")
+flags.DEFINE_integer("predict_batch_size", 8, "Total batch size for predict.")
+flags.DEFINE_float("num_train_epochs", 3.0,
+                   "Total number of training epochs to perform.")
+flags.DEFINE_float(
+    "warmup_proportion", 0.1,
+    "Proportion of training to perform linear learning rate warmup for. "
+    "E.g., 0.1 = 10% of training.")
+flags.DEFINE_string(
+    "export_dir", None,
+    "Also export a TF Serving SavedModel (the task's signatures, raw text "
+    "among them) to a new numbered version folder in this directory.")
+# --help lists the training flags with the fine-tuning ones.
+flags.adopt_module_key_flags(training_flags)
+FLAGS = flags.FLAGS
+
+# The flags every fine-tuning script requires, next to its own.
+REQUIRED_FLAGS = ("vocab_file", "bert_config_file", "output_dir")
+
+
+def run(task):
+  """Runs `task` as the flags say (bert_tf.tasks.run_fine_tuning)."""
+  options = FineTuningOptions(
+      bert_config_file=FLAGS.bert_config_file, vocab_file=FLAGS.vocab_file,
+      output_dir=FLAGS.output_dir, init_checkpoint=FLAGS.init_checkpoint,
+      do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
+      do_train=FLAGS.do_train, do_eval=FLAGS.do_eval,
+      do_predict=FLAGS.do_predict, train_batch_size=FLAGS.train_batch_size,
+      eval_batch_size=FLAGS.eval_batch_size,
+      predict_batch_size=FLAGS.predict_batch_size,
+      learning_rate=FLAGS.learning_rate,
+      num_train_epochs=FLAGS.num_train_epochs,
+      warmup_proportion=FLAGS.warmup_proportion, export_dir=FLAGS.export_dir,
+      optimizer=FLAGS.optimizer, seed=FLAGS.seed,
+      training=training_flags.options(num_train_steps=0))
+  return run_fine_tuning(task, options, training_flags.strategy())
