@@ -26,7 +26,8 @@ _EXPORTS = {
 }
 _SUBMODULES = ("checkpoints", "config", "data", "evaluation", "export",
                "file_io", "layers", "losses", "models", "output_paths",
-               "pretrained", "text", "tokenization", "training", "vocabulary")
+               "pretrained", "tasks", "text", "tokenization", "training",
+               "vocabulary")
 
 __all__ = sorted(_EXPORTS) + list(_SUBMODULES)
 

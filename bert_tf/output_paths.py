@@ -56,13 +56,14 @@ def _identity(path):
   """What two paths share when they name the same file: the device and
   inode of an existing local file (through symlinks and hard links), else
   the resolved path."""
+  target = file_io.resolved(path)  # where a write lands: "..", links
   if not file_io.is_url(path):
     try:
-      status = os.stat(path)
+      status = os.stat(target)
       return ("inode", status.st_dev, status.st_ino)
     except OSError:
       pass
-  return ("path", file_io.resolved(path))
+  return ("path", target)
 
 
 def _check_creatable(flag, path, directory):

@@ -17,6 +17,7 @@ on that file alone, and written to <output_dir>/<file name>.tfrecord.
 from absl import flags, logging
 
 import program
+import tokenizer_flags
 from bert_tf import file_io, output_paths, tokenization
 from bert_tf.data import documents, pretraining_data
 from bert_tf.data.pretraining_instances import InstanceOptions
@@ -26,12 +27,6 @@ flags.DEFINE_string("input_file", None,
 flags.DEFINE_string(
     "output_file", None,
     "Output TF example file (or comma-separated list of files).")
-flags.DEFINE_string("vocab_file", None,
-                    "The vocabulary file that the BERT model was trained on.")
-flags.DEFINE_bool(
-    "do_lower_case", True,
-    "Whether to lower case the input text. Should be True for uncased "
-    "models and False for cased models.")
 flags.DEFINE_bool(
     "do_whole_word_mask", False,
     "Whether to use whole word masking rather than per-WordPiece masking.")
@@ -54,6 +49,8 @@ flags.DEFINE_integer(
 flags.DEFINE_string(
     "output_dir", None,
     "With --num_workers: where <input file name>.tfrecord files go.")
+# --help lists --vocab_file and --do_lower_case with this script's flags.
+flags.adopt_module_key_flags(tokenizer_flags)
 FLAGS = flags.FLAGS
 
 

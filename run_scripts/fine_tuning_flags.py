@@ -9,15 +9,10 @@ script whose original had other defaults (run_squad's max_seq_length of
 
 from absl import flags
 
+import tokenizer_flags
 import training_flags
 from bert_tf.tasks import FineTuningOptions, run_fine_tuning
 
-flags.DEFINE_string("vocab_file", None,
-                    "The vocabulary file that the BERT model was trained on.")
-flags.DEFINE_bool(
-    "do_lower_case", True,
-    "Whether to lower case the input text. Should be True for uncased "
-    "models and False for cased models.")
 flags.DEFINE_integer(
     "max_seq_length", 128,
     "The maximum total input sequence length after WordPiece tokenization. "
@@ -37,7 +32,8 @@ flags.DEFINE_string(
     "export_dir", None,
     "Also export a TF Serving SavedModel (the task's signatures, raw text "
     "among them) to a new numbered version folder in this directory.")
-# --help lists the training flags with the fine-tuning ones.
+# --help lists the tokenizer and training flags with the fine-tuning ones.
+flags.adopt_module_key_flags(tokenizer_flags)
 flags.adopt_module_key_flags(training_flags)
 FLAGS = flags.FLAGS
 

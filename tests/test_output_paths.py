@@ -67,3 +67,10 @@ def test_output_directories(tmp_path, corpus):
     check_outputs(output_dirs=[("--output_dir", str(corpus / "out"))])
   check_outputs(output_dirs=[("--output_dir", str(tmp_path)),
                              ("--output_dir", str(tmp_path / "new"))])
+
+
+def test_dot_dot_through_a_missing_directory_is_still_the_input(corpus):
+  output = corpus.parent / "not_yet" / ".." / "corpus.txt"
+  with pytest.raises(ValueError, match="is the same file as --input_file"):
+    check_outputs(outputs=[("--output_file", str(output))],
+                  inputs=[("--input_file", str(corpus))])

@@ -1,12 +1,8 @@
 """run_scripts/run_classifier.py end to end on small generated tasks."""
 
-import json
 import os
 import random
 import shutil
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -17,6 +13,7 @@ from bert_tf.data import classifier_features, glue
 from tests.helpers import (ORIGINAL_TINY, PROJECT_DIR,
                            assert_fails_in_one_line, run_script,
                            run_script_cases, run_two_workers, tiny_config)
+from tests.serving import serve_export
 
 VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
 POSITIVE = ["return", "this", "with", "that", "object"]
@@ -120,80 +117,20 @@ def test_test_results_and_submission_file(sentiment_run):
                   zip(rows, expected)]) >= 0.9
 
 
-SERVING_CHECK = textwrap.dedent("""
-    import json, sys
-    import numpy as np
-    import tensorflow as tf
-    from tensorflow.core.protobuf import saved_model_pb2
-    from tensorflow.python.framework import op_def_registry
-
-    export_dir, features_path, pairs = sys.argv[1], sys.argv[2], sys.argv[3]
-    # serving_default must need no tensorflow_text op: check before loading it
-    proto = saved_model_pb2.SavedModel()
-    with open(export_dir + "/saved_model.pb", "rb") as reader:
-      proto.ParseFromString(reader.read())
-    graph = proto.meta_graphs[0]
-    functions = {function.signature.name: function
-                 for function in graph.graph_def.library.function}
-    nodes = {node.name: node for node in graph.graph_def.node}
-    def called(attrs):
-      for value in attrs.values():
-        if value.func.name:
-          yield value.func.name
-        yield from (function.name for function in value.list.func)
-    pending = [name for output in
-               graph.signature_def["serving_default"].outputs.values()
-               for name in called(nodes[output.name.split(":")[0]].attr)]
-    ops, seen = set(), set()
-    while pending:
-      name = pending.pop()
-      if name in seen:
-        continue
-      seen.add(name)
-      for node in functions[name].node_def:
-        ops.add(node.op)
-        pending.extend(called(node.attr))
-    unregistered = sorted(op for op in ops if op_def_registry.get(op) is None)
-    assert "bert_tf" not in sys.modules
-
-    import tensorflow_text  # serve_text's ops
-    loaded = tf.saved_model.load(export_dir)
-    features = np.load(features_path, allow_pickle=False)
-    by_ids = loaded.signatures["serving_default"](
-        **{name: tf.constant(features[name]) for name in
-           ("input_ids", "input_mask", "segment_ids")})
-    texts = {"text_a": tf.constant(features["text_a"])}
-    if pairs == "1":
-      texts["text_b"] = tf.constant(features["text_b"])
-    by_text = loaded.signatures["serve_text"](**texts)
-    print(json.dumps({
-        "unregistered": unregistered,
-        "signatures": sorted(loaded.signatures),
-        "by_ids": {k: v.numpy().tolist() for k, v in by_ids.items()},
-        "by_text": {k: (v.numpy().astype(str).tolist() if v.dtype == tf.string
-                        else v.numpy().tolist()) for k, v in by_text.items()},
-        "assert_no_bert_tf": "bert_tf" not in sys.modules}))
-    """)
-
-
 def query_export(tmp_path, version_dir, task, examples, max_seq_length=32):
-  """Runs both signatures in a process without bert_tf."""
+  """Both signatures' answers for the examples, served without bert_tf."""
   features = classifier_features.convert_examples(
       examples, task, tokenization.FullTokenizer(VOCAB, True), max_seq_length)
-  features_path = str(tmp_path / "features.npz")
-  pairs = examples[0].text_b is not None
-  np.savez(features_path, text_a=[example.text_a for example in examples],
-           text_b=[example.text_b or "" for example in examples], **features)
-  result = subprocess.run(
-      [sys.executable, "-c", SERVING_CHECK, str(version_dir), features_path,
-       "1" if pairs else "0"], capture_output=True, text=True, timeout=300,
-      check=False, cwd=str(tmp_path))
-  assert result.returncode == 0, result.stderr
-  answer = json.loads(result.stdout.strip().splitlines()[-1])
-  assert answer["unregistered"] == []
-  assert answer["signatures"] == ["serve_text", "serving_default"]
-  assert answer["assert_no_bert_tf"]
-  return answer
+  texts = {"text_a": [example.text_a for example in examples]}
+  if task.has_text_pairs:
+    texts["text_b"] = [example.text_b for example in examples]
+  signatures, outputs = serve_export(version_dir, {
+      "serving_default": {name: features[name] for name in
+                          ("input_ids", "input_mask", "segment_ids")},
+      "serve_text": texts}, tmp_path)
+  assert signatures == ["serve_text", "serving_default"]
+  return {"by_ids": outputs["serving_default"],
+          "by_text": outputs["serve_text"]}
 
 
 def test_export_serves_ids_and_raw_text_like_the_library(sentiment_run):

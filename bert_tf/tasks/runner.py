@@ -17,6 +17,7 @@ from typing import Optional
 
 from bert_tf import export, file_io, tokenization, vocabulary
 from bert_tf.data import batching
+from bert_tf.tasks.task import FineTuningTask
 from bert_tf.training import run_files
 from bert_tf.training.predictor import Predictor
 from bert_tf.training.trainer import (TrainingOptions, create_trainer,
@@ -166,6 +167,8 @@ def _splits(task, options):
 
 def _check_outputs(task, options, splits, init_checkpoint):
   """Every file the run will write, checked against its inputs first."""
+  if options.export_dir and type(task).serving is FineTuningTask.serving:
+    raise ValueError(f"--export_dir: {type(task).__name__} has no export")
   names = [task.eval_results_file(split) for split in task.eval_splits
            if options.do_eval]
   names += [name for split in task.predict_splits if options.do_predict

@@ -1,0 +1,97 @@
+"""The checks every task's export gets: its SavedModel served in a process
+that never imports bert_tf, as TF Serving would load it, and serving_default
+made of core TensorFlow ops only (stock TF Serving has no other)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+_SERVE = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow.core.protobuf import saved_model_pb2
+    from tensorflow.python.framework import op_def_registry
+
+    export_dir, requests_path = sys.argv[1], sys.argv[2]
+    # serving_default must need no tensorflow_text op: check before loading
+    proto = saved_model_pb2.SavedModel()
+    with open(export_dir + "/saved_model.pb", "rb") as reader:
+      proto.ParseFromString(reader.read())
+    graph = proto.meta_graphs[0]
+    functions = {function.signature.name: function
+                 for function in graph.graph_def.library.function}
+    nodes = {node.name: node for node in graph.graph_def.node}
+    def called(attrs):
+      for value in attrs.values():
+        if value.func.name:
+          yield value.func.name
+        yield from (function.name for function in value.list.func)
+    pending = [name for output in
+               graph.signature_def["serving_default"].outputs.values()
+               for name in called(nodes[output.name.split(":")[0]].attr)]
+    ops, seen = set(), set()
+    while pending:
+      name = pending.pop()
+      if name in seen:
+        continue
+      seen.add(name)
+      for node in functions[name].node_def:
+        ops.add(node.op)
+        pending.extend(called(node.attr))
+    unregistered = sorted(op for op in ops if op_def_registry.get(op) is None)
+    imported_bert_tf = "bert_tf" in sys.modules
+
+    import tensorflow_text  # the raw-text signatures' ops
+    loaded = tf.saved_model.load(export_dir)
+    arrays = np.load(requests_path, allow_pickle=False)
+    requests = {}
+    for key in arrays.files:
+      signature, name = key.split("/")
+      requests.setdefault(signature, {})[name] = tf.constant(arrays[key])
+    outputs = {
+        signature: {name: (value.numpy().astype(str).tolist()
+                           if value.dtype == tf.string
+                           else value.numpy().tolist())
+                    for name, value in
+                    loaded.signatures[signature](**inputs).items()}
+        for signature, inputs in requests.items()}
+    print(json.dumps({"unregistered": unregistered,
+                      "signatures": sorted(loaded.signatures),
+                      "imported_bert_tf": imported_bert_tf or
+                                          "bert_tf" in sys.modules,
+                      "outputs": outputs}))
+    """)
+
+
+def serve_export(version_dir, requests, work_dir):
+  """Answers requests with the export in a process without bert_tf.
+
+  Args:
+    version_dir: an export's version directory (<export_dir>/<n>).
+    requests: {signature name: {input name: numpy array or list}}.
+    work_dir: where the request file is written (the process runs there,
+      away from the project, so bert_tf cannot be imported by accident).
+
+  Returns:
+    (sorted signature names, {signature: {output name: nested lists}}),
+    after checking that serving_default uses core ops only and that bert_tf
+    was never imported.
+  """
+  path = os.path.join(work_dir, "requests.npz")
+  np.savez(path, **{f"{signature}/{name}": np.asarray(value)
+                    for signature, inputs in requests.items()
+                    for name, value in inputs.items()})
+  result = subprocess.run(
+      [sys.executable, "-c", _SERVE, str(version_dir), path],
+      capture_output=True, text=True, timeout=300, check=False,
+      cwd=str(work_dir))
+  assert result.returncode == 0, result.stderr[-3000:]
+  answer = json.loads(result.stdout.strip().splitlines()[-1])
+  assert answer["unregistered"] == [], answer["unregistered"]
+  assert not answer["imported_bert_tf"]
+  return answer["signatures"], answer["outputs"]
