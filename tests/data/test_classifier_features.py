@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bert_tf import tokenization
-from bert_tf.data import batching, classifier_features, glue
+from bert_tf.data import classifier_features, glue
 from tests.helpers import SHARED_DIR
 
 VOCAB = os.path.join(SHARED_DIR, "vocab", "bert-base-uncased-vocab.txt")
@@ -68,21 +68,6 @@ def test_second_text_without_tokens_is_packed_as_a_single_text():
     expected = original_features(example, list(task.labels), 8, tokenizer)
     assert features["input_ids"][row].tolist() == expected["input_ids"]
     assert features["segment_ids"][row].tolist() == [0] * 8
-
-
-def test_evaluation_batches_are_padded_with_unreal_examples():
-  features = {"input_ids": np.ones((5, 4), np.int32),
-              "label_ids": np.arange(5, dtype=np.int32),
-              "is_real_example": np.ones(5, np.int32)}
-  padded = batching.pad_to_batches(features, 4)
-  assert padded["input_ids"].shape == (8, 4)
-  assert padded["is_real_example"].tolist() == [1] * 5 + [0] * 3
-  assert padded["input_ids"][5:].sum() == 0
-  batches = list(batching.feature_dataset(features, 4, False))
-  assert [batch[batching.FEATURE_INDEX].numpy().tolist()
-          for batch in batches] == [[0, 1, 2, 3], [4, 0, 0, 0]]
-  assert batches[1]["is_real_example"].numpy().tolist() == [1, 0, 0, 0]
-  assert batching.num_batches(features, 4) == 2
 
 
 def test_sts_b_labels_are_scores():
