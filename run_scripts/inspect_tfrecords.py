@@ -12,9 +12,7 @@ mismatch with run_pretraining's flags is caught before training; without
 them, the lengths the file was written with are reported.
 """
 
-import tensorflow as tf
 from absl import flags
-from google.protobuf import message
 
 import program
 from bert_tf import file_io, tokenization
@@ -82,8 +80,7 @@ def inspect(path, tokenizer):
     if index >= FLAGS.max_examples:
       break
     where = f"{path}: record {index}"
-    example = parse_example(record, where)
-    lengths = pretraining_features.example_lengths(example)
+    example, lengths = pretraining_features.parse_record(record, where)
     written = written or lengths
     print(f"{where} (max_seq_length={lengths[0]}, "
           f"max_predictions_per_seq={lengths[1]}):")
@@ -95,8 +92,8 @@ def inspect(path, tokenizer):
     first = next(tfrecords.read_records(path), None)
     if first is None:
       raise ValueError(f"{path}: no records")
-    written = pretraining_features.example_lengths(
-        parse_example(first, f"{path}: record 0"))
+    _, written = pretraining_features.parse_record(first,
+                                                   f"{path}: record 0")
   seq_length = FLAGS.max_seq_length or written[0]
   predictions = FLAGS.max_predictions_per_seq or written[1]
   count = pretraining_features.check_records(
@@ -104,17 +101,6 @@ def inspect(path, tokenizer):
       len(tokenizer.vocab) if tokenizer else None)
   print(f"{path}: all {count} records match max_seq_length={seq_length}, "
         f"max_predictions_per_seq={predictions}")
-
-
-def parse_example(record, where):
-  try:
-    example = tf.train.Example.FromString(record)
-    pretraining_features.example_lengths(example)
-  except message.DecodeError:
-    raise ValueError(f"{where} is not a tf.train.Example") from None
-  except ValueError as error:
-    raise ValueError(f"{where}: {error}") from None
-  return example
 
 
 def main(_):

@@ -29,8 +29,7 @@ from bert_tf import file_io
 from bert_tf.data.pretraining_dataset import (find_bad_record,
                                               pretraining_dataset)
 from bert_tf.models.pretrainer import BertPretrainer
-from bert_tf.training import distribution, run_files
-from bert_tf.training.checkpoint_manager import CheckpointManager
+from bert_tf.training import checkpoint_manager, distribution, run_files
 from bert_tf.training.objectives import PretrainingObjective
 from bert_tf.training.trainer import write_eval_results
 
@@ -69,8 +68,8 @@ def validate_flags():
     raise ValueError("--num_warmup_steps and --shuffle_buffer_size must not "
                      "be negative")
   training_flags.resolve_init_checkpoint()
-  if not FLAGS.do_train and not FLAGS.init_checkpoint and not file_io.exists(
-      os.path.join(FLAGS.output_dir, CheckpointManager.STATE_FILE)):
+  if not FLAGS.do_train and not FLAGS.init_checkpoint and \
+      not checkpoint_manager.checkpoint_names(FLAGS.output_dir):
     raise ValueError(f"nothing to evaluate: no checkpoint in --output_dir="
                      f"{FLAGS.output_dir} and no --init_checkpoint")
 

@@ -148,12 +148,9 @@ def create_trainer(strategy, build_model, objective, options,
 def resolve_init_checkpoint():
   """run_files.resolve_init_checkpoint, stored back into --init_checkpoint
   so that the rest of the run uses that one."""
-  prefix = run_files.resolve_init_checkpoint(FLAGS.init_checkpoint)
-  if prefix != FLAGS.init_checkpoint:
-    logging.info("--init_checkpoint=%s: using %s", FLAGS.init_checkpoint,
-                 prefix)
-  FLAGS.init_checkpoint = prefix
-  return prefix
+  FLAGS.init_checkpoint = run_files.resolve_init_checkpoint(
+      FLAGS.init_checkpoint)
+  return FLAGS.init_checkpoint
 
 
 def check_outputs(file_names, inputs, output_dirs=()):

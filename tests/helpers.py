@@ -138,6 +138,16 @@ def assert_checkpoints_close(ours, theirs, atol):
                                atol=atol, rtol=0, err_msg=name)
 
 
+def save_listed_checkpoint(model, directory, step):
+  """Saves model as <directory>/model.ckpt-<step>, listed in a `checkpoint`
+  index, as a run of it would leave the directory."""
+  bert_tf.save_checkpoint(model, os.path.join(directory,
+                                              f"model.ckpt-{step}"))
+  with open(os.path.join(directory, "checkpoint"), "w") as writer:
+    writer.write(f'model_checkpoint_path: "model.ckpt-{step}"\n'
+                 f'all_model_checkpoint_paths: "model.ckpt-{step}"\n')
+
+
 def read_scalars(directory, tag):
   """{step: value} of a TensorBoard scalar written under `directory`."""
   import tensorflow as tf

@@ -12,7 +12,8 @@ from bert_tf import tokenization
 from bert_tf.data import classifier_features, glue
 from tests.helpers import (ORIGINAL_TINY, PROJECT_DIR,
                            assert_fails_in_one_line, run_script,
-                           run_script_cases, run_two_workers, tiny_config)
+                           run_script_cases, run_two_workers,
+                           save_listed_checkpoint, tiny_config)
 from tests.serving import serve_export
 
 VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
@@ -284,12 +285,9 @@ def bad_input_cases(tmp_path):
   (tmp_path / "notes.txt").write_text("the user's")
   other_model = tmp_path / "other_model"
   config = write_config(tmp_path / "bert_config.json")
-  bert_tf.save_checkpoint(
+  save_listed_checkpoint(
       bert_tf.BertPretrainer(bert_tf.BertConfig.from_json_file(config)),
-      str(other_model / "model.ckpt-3"))
-  (other_model / "checkpoint").write_text(
-      'model_checkpoint_path: "model.ckpt-3"\n'
-      'all_model_checkpoint_paths: "model.ckpt-3"\n')
+      str(other_model), 3)
   good = [["a good film", "1"]]
   return {
       "train.tsv:3: expected at least 2 tab-separated columns, found 1":

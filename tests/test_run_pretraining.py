@@ -1,5 +1,6 @@
 """run_scripts/run_pretraining.py against the original's training trajectory."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -20,7 +21,8 @@ from bert_tf.training.checkpoint_manager import CheckpointManager
 from tests.helpers import (ORIGINAL_TINY, ORIGINAL_TINY_TRAIN, PROJECT_DIR,
                            assert_checkpoints_close, assert_fails_in_one_line,
                            free_port, read_scalars, run_script,
-                           run_script_cases, run_two_workers)
+                           run_script_cases, run_two_workers,
+                           save_listed_checkpoint)
 
 ORIGINAL_FLAGS = {
     "input_file": os.path.join(ORIGINAL_TINY_TRAIN, "batch.tfrecord"),
@@ -296,20 +298,15 @@ def bad_input_runs(tmp_path_factory):
     data = open(f"{ORIGINAL_FLAGS['init_checkpoint']}{suffix}", "rb").read()
     (directory / "truncated" / f"bert_model.ckpt{suffix}").write_bytes(
         data[:len(data) // 2] if suffix.startswith(".data") else data)
+  reference = bert_tf.BertConfig.from_json_file(
+      ORIGINAL_FLAGS["bert_config_file"])
   wider = directory / "wider_config.json"
-  wider.write_text(bert_tf.BertConfig.from_json_file(
-      ORIGINAL_FLAGS["bert_config_file"]).to_json_string().replace(
-          '"intermediate_size": 37', '"intermediate_size": 40'))
-  other_model = directory / "other_model"
-  bert_tf.save_checkpoint(bert_tf.BertEncoder(bert_tf.BertConfig.from_json_file(
-      ORIGINAL_FLAGS["bert_config_file"])), str(other_model / "model.ckpt-5"))
-  (other_model / "checkpoint").write_text(
-      'model_checkpoint_path: "model.ckpt-5"\n'
-      'all_model_checkpoint_paths: "model.ckpt-5"\n')
+  dataclasses.replace(reference, intermediate_size=40).to_json_file(
+      str(wider))
   small = directory / "small_vocab_config.json"
-  small.write_text(bert_tf.BertConfig.from_json_file(
-      ORIGINAL_FLAGS["bert_config_file"]).to_json_string().replace(
-          '"vocab_size": 99', '"vocab_size": 20'))
+  dataclasses.replace(reference, vocab_size=20).to_json_file(str(small))
+  other_model = directory / "other_model"
+  save_listed_checkpoint(bert_tf.BertEncoder(reference), str(other_model), 5)
   damaged = directory / "damaged_newest"
   save_checkpoints(damaged, [2, 4])
   data = damaged / "model.ckpt-4.data-00000-of-00001"

@@ -170,6 +170,24 @@ def example_lengths(example):
   return length("input_ids"), length("masked_lm_positions")
 
 
+def parse_record(record, where):
+  """(tf.train.Example, example_lengths) of one pretraining record.
+
+  Raises:
+    ValueError: naming `where`, for bytes that are not a tf.train.Example or
+      an Example without the original's features.
+  """
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from google.protobuf import message  # pylint: disable=g-import-not-at-top
+  try:
+    example = tf.train.Example.FromString(record)
+    return example, example_lengths(example)
+  except message.DecodeError:
+    raise ValueError(f"{where} is not a tf.train.Example") from None
+  except ValueError as error:
+    raise ValueError(f"{where}: {error}") from None
+
+
 def check_records(path, max_seq_length, max_predictions_per_seq,
                   vocab_size=None, max_records=None):
   """Checks that a file's records are what run_pretraining will be given,
@@ -192,19 +210,11 @@ def check_records(path, max_seq_length, max_predictions_per_seq,
   Raises:
     ValueError: naming the file, the record and the flag to change.
   """
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from google.protobuf import message  # pylint: disable=g-import-not-at-top
   checked = 0
   records = itertools.islice(tfrecords.read_records(path), max_records)
   for index, record in enumerate(records):
-    try:
-      example = tf.train.Example.FromString(record)
-      seq_length, predictions = example_lengths(example)
-    except message.DecodeError:
-      raise ValueError(f"{path}: record {index} is not a tf.train.Example"
-                       ) from None
-    except ValueError as error:
-      raise ValueError(f"{path}: record {index}: {error}") from None
+    example, (seq_length, predictions) = parse_record(
+        record, f"{path}: record {index}")
     if seq_length != max_seq_length:
       raise ValueError(
           f"{path}: record {index} has {seq_length} input_ids, but "

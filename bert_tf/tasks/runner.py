@@ -150,9 +150,6 @@ def _check_options(options):
                      "--warmup_proportion in [0, 1]")
   file_io.check_input_file("--vocab_file", options.vocab_file)
   init_checkpoint = run_files.resolve_init_checkpoint(options.init_checkpoint)
-  if init_checkpoint != options.init_checkpoint:
-    logger.info("--init_checkpoint=%s: using %s", options.init_checkpoint,
-                init_checkpoint)
   vocabulary.check_do_lower_case(options.vocab_file, options.do_lower_case,
                                  init_checkpoint)
   return init_checkpoint

@@ -150,8 +150,9 @@ class InGraphTokenizer(keras.layers.Layer):
     self.vocab_file = vocab_file
     self.do_lower_case = do_lower_case
     self.vocab = tokenization_rules.load_vocab(vocab_file)
-    if tokenization_rules.UNK_TOKEN not in self.vocab:
-      raise ValueError(f"{vocab_file}: has no {tokenization_rules.UNK_TOKEN} token")
+    unk_token = tokenization_rules.UNK_TOKEN
+    if unk_token not in self.vocab:
+      raise ValueError(f"{vocab_file}: has no {unk_token} token")
     self.sensitive_chars = version_sensitive_chars(self.vocab, do_lower_case)
     if self.sensitive_chars:
       logger.warning(

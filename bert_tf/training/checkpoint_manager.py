@@ -14,6 +14,7 @@ from bert_tf import checkpoints, file_io
 
 logger = logging.getLogger(__name__)
 
+STATE_FILE = "checkpoint"  # the index the original's Saver writes
 _STEP = re.compile(r"model\.ckpt-\d+\.index")
 
 
@@ -21,6 +22,37 @@ def _listing(names, most=3):
   shown = ", ".join(names[:most])
   return shown + (f" and {len(names) - most} more" if len(names) > most
                   else "")
+
+
+def checkpoint_names(directory):
+  """The model.ckpt-<step> names a run in `directory` resumes from, oldest
+  first: those the `checkpoint` index lists that still exist.
+
+  Without a readable index (deleted, or never written by a run killed just
+  after its first save), the model.ckpt-<step> files there are used, so that
+  their training is resumed rather than overwritten.
+  """
+  names = []
+  state = os.path.join(directory, STATE_FILE)
+  if file_io.exists(state):
+    with file_io.open_file(state) as reader:
+      for line in reader:
+        key, _, value = line.partition(":")
+        if key.strip() == "all_model_checkpoint_paths":
+          names.append(os.path.basename(value.strip().strip('"')))
+  listed = [name for name in names
+            if file_io.exists(os.path.join(directory, f"{name}.index"))]
+  if listed:
+    return listed
+  found = sorted(
+      (os.path.basename(path)[:-len(".index")] for path in file_io.glob(
+          os.path.join(directory, "model.ckpt-*.index"))
+       if _STEP.fullmatch(os.path.basename(path))),
+      key=lambda name: int(name.rpartition("-")[2]))
+  if found:
+    logger.warning("%s lists no checkpoint; using the model.ckpt-<step> "
+                   "files there: %s", state, ", ".join(found))
+  return found
 
 
 class CheckpointManager:
@@ -33,14 +65,12 @@ class CheckpointManager:
     keep_checkpoint_max: how many of the newest checkpoints to keep.
   """
 
-  STATE_FILE = "checkpoint"  # the index the original's Saver writes
-
   def __init__(self, model, optimizer, directory, keep_checkpoint_max=5):
     self.model = model
     self.optimizer = optimizer
     self.directory = directory
     self.keep_checkpoint_max = keep_checkpoint_max
-    self.kept = self._listed_checkpoints()
+    self.kept = checkpoint_names(directory)
 
   def save(self, step):
     """Writes model.ckpt-<step>, updates the index, drops the oldest."""
@@ -87,7 +117,7 @@ class CheckpointManager:
     if damaged:
       raise checkpoints.CorruptCheckpointError(
           f"{self.directory}: every checkpoint is damaged "
-          f"({', '.join(damaged)}); remove them (and the '{self.STATE_FILE}' "
+          f"({', '.join(damaged)}); remove them (and the '{STATE_FILE}' "
           f"file) to start again from --init_checkpoint")
     return 0
 
@@ -104,45 +134,16 @@ class CheckpointManager:
     except ValueError as error:
       raise ValueError(
           f"{path} is a checkpoint of another model ({error}); to start "
-          f"this run fresh, remove the model.ckpt-* and '{self.STATE_FILE}' "
+          f"this run fresh, remove the model.ckpt-* and '{STATE_FILE}' "
           f"files from {self.directory} or choose another --output_dir"
       ) from None
     self.optimizer.iterations.assign(step)
     return step
 
-  def _listed_checkpoints(self):
-    """Names in the index file, oldest first, that still exist.
-
-    Without a readable index (deleted, or never written by a run killed
-    just after its first save), the model.ckpt-<step> files there are used,
-    so that their training is resumed rather than overwritten.
-    """
-    names = []
-    state = os.path.join(self.directory, self.STATE_FILE)
-    if file_io.exists(state):
-      with file_io.open_file(state) as reader:
-        for line in reader:
-          key, _, value = line.partition(":")
-          if key.strip() == "all_model_checkpoint_paths":
-            names.append(os.path.basename(value.strip().strip('"')))
-    listed = [name for name in names if file_io.exists(
-        os.path.join(self.directory, f"{name}.index"))]
-    if listed:
-      return listed
-    found = sorted(
-        (os.path.basename(path)[:-len(".index")] for path in file_io.glob(
-            os.path.join(self.directory, "model.ckpt-*.index"))
-         if _STEP.fullmatch(os.path.basename(path))),
-        key=lambda name: int(name.rpartition("-")[2]))
-    if found:
-      logger.warning("%s lists no checkpoint; using the model.ckpt-<step> "
-                     "files there: %s", state, ", ".join(found))
-    return found
-
   def _write_state(self):
     """The index as the original's Saver writes it, atomically."""
     lines = [f'model_checkpoint_path: "{self.kept[-1]}"']
     lines += [f'all_model_checkpoint_paths: "{name}"' for name in self.kept]
-    state = os.path.join(self.directory, self.STATE_FILE)
+    state = os.path.join(self.directory, STATE_FILE)
     with file_io.atomic_write(state) as writer:
       writer.write("\n".join(lines) + "\n")

@@ -6,11 +6,14 @@ a directory, as the original took it), and write checkpoints and results
 into an output directory, none of which may overwrite an input.
 """
 
+import logging
 import os
 
 from bert_tf import checkpoints, file_io, output_paths
 from bert_tf.config import BertConfig
-from bert_tf.training.checkpoint_manager import CheckpointManager
+from bert_tf.training.checkpoint_manager import STATE_FILE
+
+logger = logging.getLogger(__name__)
 
 
 def load_bert_config(bert_config_file, max_seq_length):
@@ -39,9 +42,12 @@ def resolve_init_checkpoint(init_checkpoint):
   if not init_checkpoint:
     return None
   try:
-    return checkpoints.resolve_checkpoint_path(init_checkpoint)
+    prefix = checkpoints.resolve_checkpoint_path(init_checkpoint)
   except FileNotFoundError as error:
     raise ValueError(f"--init_checkpoint: {error}") from None
+  if prefix != init_checkpoint:
+    logger.info("--init_checkpoint=%s: using %s", init_checkpoint, prefix)
+  return prefix
 
 
 def check_run_outputs(output_dir, file_names, inputs, bert_config_file,
@@ -63,6 +69,6 @@ def check_run_outputs(output_dir, file_names, inputs, bert_config_file,
         f"{file_io.glob_escape(init_checkpoint)}.*")]
   output_paths.check_outputs(
       outputs=[("--output_dir", os.path.join(output_dir, name))
-               for name in [*file_names, CheckpointManager.STATE_FILE]],
+               for name in [*file_names, STATE_FILE]],
       inputs=inputs,
       output_dirs=[("--output_dir", output_dir), *output_dirs])

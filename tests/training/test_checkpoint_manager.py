@@ -7,7 +7,7 @@ import tensorflow as tf
 import bert_tf
 from bert_tf.training import optimization
 from bert_tf.training.checkpoint_manager import CheckpointManager
-from tests.helpers import random_inputs, tiny_config
+from tests.helpers import random_inputs, save_listed_checkpoint, tiny_config
 
 
 def train(model, optimizer, steps, manager=None, save_every=None, start=0):
@@ -99,11 +99,8 @@ def test_every_checkpoint_damaged_is_an_error_naming_them(tmp_path):
 
 
 def test_another_models_checkpoint_says_how_to_start_fresh(tmp_path):
-  encoder = bert_tf.BertEncoder(tiny_config())
-  bert_tf.save_checkpoint(encoder, str(tmp_path / "model.ckpt-3"))
-  (tmp_path / "checkpoint").write_text(
-      'model_checkpoint_path: "model.ckpt-3"\n'
-      'all_model_checkpoint_paths: "model.ckpt-3"\n')
+  save_listed_checkpoint(bert_tf.BertEncoder(tiny_config()), str(tmp_path),
+                         3)
   with pytest.raises(ValueError, match=(
       "model.ckpt-3 is a checkpoint of another model \\(it lacks cls/.* and "
       "4 more\\); to start this run fresh, remove the model.ckpt-\\* and "
