@@ -11,7 +11,13 @@ import unicodedata
 
 from bert_tf import file_io
 
+PAD_TOKEN = "[PAD]"
 UNK_TOKEN = "[UNK]"
+CLS_TOKEN = "[CLS]"
+SEP_TOKEN = "[SEP]"
+MASK_TOKEN = "[MASK]"
+# After [PAD] and the [unused*] tokens, in this order, in every release.
+SPECIAL_TOKENS = (UNK_TOKEN, CLS_TOKEN, SEP_TOKEN, MASK_TOKEN)
 MAX_INPUT_CHARS_PER_WORD = 200
 
 # The CJK Unified Ideograph blocks the original splits per character.

@@ -22,10 +22,8 @@ from absl import logging
 from tensorflow_text.tools.wordpiece_vocab import bert_vocab_from_dataset
 
 from bert_tf import file_io, tokenization
+from bert_tf.tokenization_rules import PAD_TOKEN, SPECIAL_TOKENS
 
-PAD_TOKEN = "[PAD]"
-# After [PAD] and the [unused*] tokens, in this order, as in every release.
-SPECIAL_TOKENS = ("[UNK]", "[CLS]", "[SEP]", "[MASK]")
 # 99 [unused*] tokens put [UNK], [CLS], [SEP], [MASK] at ids 100-103 as in
 # every released vocabulary, and leave room to add tokens without resizing.
 DEFAULT_NUM_UNUSED = 99

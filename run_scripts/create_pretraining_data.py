@@ -21,6 +21,8 @@ import tokenizer_flags
 from bert_tf import file_io, output_paths, tokenization
 from bert_tf.data import documents, pretraining_data
 from bert_tf.data.pretraining_instances import InstanceOptions
+from bert_tf.tokenization_rules import (CLS_TOKEN, MASK_TOKEN, SEP_TOKEN,
+                                        UNK_TOKEN)
 
 flags.DEFINE_string("input_file", None,
                     "Input raw text file (or comma-separated list of files).")
@@ -82,7 +84,7 @@ def validate_flags():
 def load_tokenizer():
   file_io.check_input_file("--vocab_file", FLAGS.vocab_file)
   tokenizer = tokenization.FullTokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
-  missing = [token for token in ("[CLS]", "[SEP]", "[MASK]", "[UNK]")
+  missing = [token for token in (CLS_TOKEN, SEP_TOKEN, MASK_TOKEN, UNK_TOKEN)
              if token not in tokenizer.vocab]
   if missing:
     raise ValueError(f"--vocab_file: {FLAGS.vocab_file} lacks {missing}")

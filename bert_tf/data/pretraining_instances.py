@@ -12,6 +12,8 @@ import dataclasses
 import logging
 import time
 
+from bert_tf.tokenization_rules import CLS_TOKEN, MASK_TOKEN, SEP_TOKEN
+
 logger = logging.getLogger(__name__)
 
 
@@ -52,9 +54,9 @@ class Vocabulary:
   """
 
   def __init__(self, vocab):
-    self.cls_id = vocab["[CLS]"]
-    self.sep_id = vocab["[SEP]"]
-    self.mask_id = vocab["[MASK]"]
+    self.cls_id = vocab[CLS_TOKEN]
+    self.sep_id = vocab[SEP_TOKEN]
+    self.mask_id = vocab[MASK_TOKEN]
     # The original draws random words from list(vocab.keys()) and converts
     # the word back to its id, which for a repeated token is its last line.
     self.random_word_ids = [vocab[token] for token in vocab]

@@ -14,6 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.text.packing import pack_inputs
+from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN
 
 _PACK_BATCH = 4096
 
@@ -33,7 +34,7 @@ def encode_texts(tokenizer, texts_a, texts_b=None, max_seq_length=128):
     ids_b = [[]] * len(ids_a)
   else:
     ids_b = tokenizer.encode_batch([text or "" for text in texts_b])
-  cls_id, sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
+  cls_id, sep_id = tokenizer.convert_tokens_to_ids([CLS_TOKEN, SEP_TOKEN])
   parts = [_pack(ids_a[start:start + _PACK_BATCH],
                  ids_b[start:start + _PACK_BATCH], max_seq_length, cls_id,
                  sep_id)

@@ -17,6 +17,7 @@ from bert_tf.models.classifier import BertClassifier
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.text.packing import pack_inputs
 from bert_tf.text.tokenizer import InGraphTokenizer
+from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN
 from bert_tf.training.objectives import ClassificationObjective
 
 ENCODER_INPUTS = ("input_ids", "input_mask", "segment_ids")
@@ -115,8 +116,8 @@ class ClassifierServing(tf.Module):
     self.model = model
     self.tokenizer = tokenizer
     self.max_seq_length = max_seq_length
-    self.cls_id = tokenizer.vocab["[CLS]"]
-    self.sep_id = tokenizer.vocab["[SEP]"]
+    self.cls_id = tokenizer.vocab[CLS_TOKEN]
+    self.sep_id = tokenizer.vocab[SEP_TOKEN]
     self.label_names = tf.constant(label_names) if label_names else None
 
   def predict(self, inputs):
