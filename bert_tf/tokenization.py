@@ -166,21 +166,30 @@ class FullTokenizer:
     self._classified = set()
     self._classify_chars(chr(code) for code in range(128))
     self._word_pieces = {}
+    self._word_tokens = {}
 
   def tokenize(self, text):
+    return self._per_word(text, self._word_pieces, self._pieces_of)
+
+  def basic_tokenize(self, text):
+    """basic_tokenizer.tokenize(text), as fast as tokenize (SQuAD aligns
+    its answers with it, as the original's get_final_text)."""
+    return self._per_word(text, self._word_tokens,
+                          self.basic_tokenizer.tokenize_word)
+
+  def _per_word(self, text, cache, tokenize_word):
+    """tokenize_word of each cleaned word of text, concatenated; each word's
+    result remembered in cache."""
     text = convert_to_unicode(text)
     if not text.isascii():
       self._classify_chars(set(text) - self._classified)
-    pieces = []
-    cache = self._word_pieces
+    tokens = []
     for word in text.translate(self._cleaning).split():
-      word_pieces = cache.get(word)
-      if word_pieces is None:
-        if len(cache) >= _MAX_CACHED_WORDS:
-          cache.clear()
-        word_pieces = cache[word] = self._pieces_of(word)
-      pieces.extend(word_pieces)
-    return pieces
+      word_tokens = cache.get(word)
+      if word_tokens is None:
+        word_tokens = _remember(cache, word, tokenize_word(word))
+      tokens.extend(word_tokens)
+    return tokens
 
   def encode(self, text):
     """convert_tokens_to_ids(tokenize(text))."""
@@ -195,8 +204,13 @@ class FullTokenizer:
       self._classified.add(char)
 
   def _pieces_of(self, word):
-    """BasicTokenizer's per-word steps, then WordPiece, for a cleaned word."""
-    return [piece for token in self.basic_tokenizer.tokenize_word(word)
+    """BasicTokenizer's per-word steps, then WordPiece, for a cleaned word
+    (whose basic tokens basic_tokenize then finds remembered)."""
+    tokens = self._word_tokens.get(word)
+    if tokens is None:
+      tokens = _remember(self._word_tokens, word,
+                         self.basic_tokenizer.tokenize_word(word))
+    return [piece for token in tokens
             for piece in self.wordpiece_tokenizer.tokenize(token)]
 
   def tokenize_batch(self, texts):
@@ -255,6 +269,14 @@ class FullTokenizer:
 
   def convert_ids_to_tokens(self, ids):
     return convert_by_vocab(self.inv_vocab, ids)
+
+
+def _remember(cache, word, tokens):
+  """cache[word] = tokens, starting afresh when the cache is full."""
+  if len(cache) >= _MAX_CACHED_WORDS:
+    cache.clear()
+  cache[word] = tokens
+  return tokens
 
 
 def _encode_for_fast_path(text, sensitive_chars):

@@ -46,7 +46,7 @@ class ClassificationTask(FineTuningTask):
   def read_examples(self, split):
     return glue.read_examples(self.task, self.data_dir, split, self.language)
 
-  def convert_examples(self, examples, tokenizer, max_seq_length):
+  def convert_examples(self, split, examples, tokenizer, max_seq_length):
     return classifier_features.convert_examples(examples, self.task,
                                                 tokenizer, max_seq_length)
 

@@ -2,7 +2,7 @@
 
     check the options -> read every split the run needs (bad input stops it
     before anything is written) -> features -> train -> evaluate -> predict
-    -> export
+    (and score, where the predicted file has answers) -> export
 
 A task (tasks/task.py) supplies what is specific to it; this module does
 the rest the same way for all: the original's num_train_steps and warmup,
@@ -17,11 +17,12 @@ from typing import Optional
 
 from bert_tf import export, file_io, tokenization, vocabulary
 from bert_tf.data import batching
+from bert_tf.data.feature_records import write_feature_records
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.training import run_files
 from bert_tf.training.predictor import Predictor
 from bert_tf.training.trainer import (TrainingOptions, create_trainer,
-                                      write_eval_results)
+                                      eval_results_text, write_eval_results)
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ def run_fine_tuning(task, options, strategy):
                               options.bert_config_file)
   splits = _splits(task, options)
   examples = {split: task.read_examples(split) for split in splits}
-  _check_outputs(task, options, splits, init_checkpoint)
+  _check_outputs(task, options, examples, init_checkpoint)
   num_train_steps = _num_train_steps(examples.get(task.train_split), options)
 
   tokenizer = tokenization.FullTokenizer(options.vocab_file,
@@ -81,7 +82,7 @@ def run_fine_tuning(task, options, strategy):
   features = {}
   for split, split_examples in examples.items():
     logger.info("***** %s: %d examples *****", split, len(split_examples))
-    features[split] = task.convert_examples(split_examples, tokenizer,
+    features[split] = task.convert_examples(split, split_examples, tokenizer,
                                             options.max_seq_length)
   num_warmup_steps = int(num_train_steps * options.warmup_proportion)
   trainer = create_trainer(
@@ -92,6 +93,8 @@ def run_fine_tuning(task, options, strategy):
       options.seed, init_checkpoint,
       options.train_batch_size if options.do_train else None)
   file_io.makedirs(options.output_dir)
+  if trainer.is_chief:
+    _write_feature_records(task, options.output_dir, features)
   if options.do_train:
     logger.info("  Num steps = %d, warmup %d", num_train_steps,
                 num_warmup_steps)
@@ -106,26 +109,41 @@ def run_fine_tuning(task, options, strategy):
         batching.feature_dataset(features[split], batch_size, False),
         batching.num_batches(features[split], batch_size))
 
+  def evaluate(split, predictions, batch_size):
+    return {"global_step": trainer.global_step, **task.evaluate(
+        split, examples[split], features[split], predictions, batch_size)}
+
   results = {}
   for split in task.eval_splits if options.do_eval else ():
     outputs = predict(split, options.eval_batch_size)
-    results[split] = {"global_step": trainer.global_step, **task.evaluate(
-        split, examples[split], features[split], outputs,
-        options.eval_batch_size)}
+    results[split] = evaluate(split, task.decode(
+        split, examples[split], features[split], outputs, tokenizer),
+                              options.eval_batch_size)
     if trainer.is_chief:
       write_eval_results(os.path.join(options.output_dir,
                                       task.eval_results_file(split)),
                          results[split])
   for split in task.predict_splits if options.do_predict else ():
     outputs = predict(split, options.predict_batch_size)
+    predictions = task.decode(split, examples[split], features[split],
+                              outputs, tokenizer)
+    names = list(task.prediction_files(split))
+    if task.can_score(split, examples[split]):
+      results[split] = evaluate(split, predictions,
+                                options.predict_batch_size)
     if trainer.is_chief:
-      names = task.prediction_files(split)
-      with file_io.AtomicFiles([os.path.join(options.output_dir, name)
-                                for name in names]) as files:
+      scored = split in results
+      paths = [os.path.join(options.output_dir, name) for name in names]
+      if scored:
+        paths.append(os.path.join(options.output_dir,
+                                  task.eval_results_file(split)))
+      with file_io.AtomicFiles(paths) as files:
         task.write_predictions(split, examples[split], features[split],
-                               outputs, files)
-      logger.info("Wrote %s for %d examples", ", ".join(names),
-                  len(examples[split]))
+                               predictions, files[:len(names)])
+        if scored:
+          files[-1].write(eval_results_text(results[split]))
+      logger.info("Wrote %s for %d examples", ", ".join(
+          os.path.basename(path) for path in paths), len(examples[split]))
   if options.export_dir and trainer.is_chief:
     module, signatures = task.serving(trainer.model, options.vocab_file,
                                       options.do_lower_case,
@@ -162,20 +180,35 @@ def _splits(task, options):
       list(task.predict_splits if options.do_predict else [])
 
 
-def _check_outputs(task, options, splits, init_checkpoint):
+def _check_outputs(task, options, examples, init_checkpoint):
   """Every file the run will write, checked against its inputs first."""
   if options.export_dir and type(task).serving is FineTuningTask.serving:
     raise ValueError(f"--export_dir: {type(task).__name__} has no export")
   names = [task.eval_results_file(split) for split in task.eval_splits
            if options.do_eval]
-  names += [name for split in task.predict_splits if options.do_predict
-            for name in task.prediction_files(split)]
-  inputs = [pair for split in splits for pair in task.input_files(split)]
+  for split in task.predict_splits if options.do_predict else ():
+    names += task.prediction_files(split)
+    if task.can_score(split, examples[split]):
+      names.append(task.eval_results_file(split))
+  names += [task.feature_records(split)[0] for split in examples
+            if task.feature_records(split)]
+  inputs = [pair for split in examples for pair in task.input_files(split)]
   run_files.check_run_outputs(
       options.output_dir, names, [*inputs, ("--vocab_file",
                                             options.vocab_file)],
       options.bert_config_file, init_checkpoint,
       [("--export_dir", options.export_dir)] if options.export_dir else [])
+
+
+def _write_feature_records(task, output_dir, features):
+  """The files task.feature_records names, one per split that has one."""
+  for split, split_features in features.items():
+    records = task.feature_records(split)
+    if records:
+      name, feature_names = records
+      count = write_feature_records(os.path.join(output_dir, name),
+                                    split_features, feature_names)
+      logger.info("Wrote %d %s features to %s", count, split, name)
 
 
 def _num_train_steps(train_examples, options):

@@ -38,8 +38,8 @@ class FineTuningTask(abc.ABC):
     """
 
   @abc.abstractmethod
-  def convert_examples(self, examples, tokenizer, max_seq_length):
-    """Features: {name: numpy array}, one row per feature.
+  def convert_examples(self, split, examples, tokenizer, max_seq_length):
+    """The split's features: {name: numpy array}, one row per feature.
 
     They hold what the model and the objective read, and is_real_example
     (1 on every row: the runner's padding rows have 0). One example may give
@@ -58,10 +58,32 @@ class FineTuningTask(abc.ABC):
     """The training objective: loss numerators and denominators, as
     bert_tf.training.objectives defines them."""
 
+  def decode(self, split, examples, features, outputs, tokenizer):
+    """What the model's outputs (on the split's features, in feature
+    order) say about the examples, made once for evaluate and
+    write_predictions: SQuAD's answer texts, for which it has the tokenizer
+    that made the features. The outputs themselves by default.
+    """
+    del split, examples, features, tokenizer
+    return outputs
+
   @abc.abstractmethod
   def evaluate(self, split, examples, features, outputs, batch_size):
-    """{metric: float} for eval_results, from the model's outputs on the
-    split's features (in feature order)."""
+    """{metric: float} for eval_results, from decode's result."""
+
+  def can_score(self, split, examples):
+    """Whether a predicted split carries the answers to score it against
+    (a dev file given as SQuAD's predict_file): predicting it then also
+    writes its eval_results_file, with its predictions."""
+    del split, examples
+    return False
+
+  def feature_records(self, split):
+    """(file name, feature names) of a TFRecord file in --output_dir that
+    the split's features are written to, as the original writes SQuAD's
+    train.tf_record; None (the default): none."""
+    del split
+    return None
 
   def eval_results_file(self, split):
     """The name of the split's results file in --output_dir."""
@@ -74,9 +96,9 @@ class FineTuningTask(abc.ABC):
     return ()
 
   def write_predictions(self, split, examples, features, outputs, files):
-    """Writes the split's predictions to `files`, opened for writing in the
-    order of prediction_files; they replace the old ones together when all
-    are written."""
+    """Writes the split's predictions (decode's result) to `files`, opened
+    for writing in the order of prediction_files; they replace the old ones
+    together when all are written."""
     del split, examples, features, outputs, files
 
   def serving(self, model, vocab_file, do_lower_case, max_seq_length):

@@ -87,6 +87,33 @@ class ClassificationObjective:
                                       features["is_real_example"])}
 
 
+class SpanObjective:
+  """run_squad's loss: the mean over real features of the start and end
+  position cross-entropies, averaged, as the original's
+  (start_loss + end_loss) / 2; and how often each position is right."""
+
+  denominator_epsilons = {"span_loss": 0.0}
+
+  def loss_denominators(self, features):
+    return {"span_loss": ops.sum(
+        ops.cast(features["is_real_example"], "float32"))}
+
+  def loss_numerators(self, outputs, features):
+    losses_of = {
+        name: ops.sparse_categorical_crossentropy(
+            ops.cast(features[f"{name}_positions"], "int32"),
+            outputs[f"{name}_logits"], from_logits=True)
+        for name in ("start", "end")}
+    return {"span_loss": ops.sum(
+        ops.cast(features["is_real_example"], "float32")
+        * (losses_of["start"] + losses_of["end"]) / 2.0)}
+
+  def metric_sums(self, outputs, features):
+    return {f"{name}_accuracy": accuracy_sums(
+        outputs[f"{name}_logits"], features[f"{name}_positions"],
+        features["is_real_example"]) for name in ("start", "end")}
+
+
 def accuracy_sums(scores, labels, weights=None):
   """(weighted number right, sum of weights): the arg-max of scores against
   labels, as the original's tf.metrics.accuracy accumulates it.

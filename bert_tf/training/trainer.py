@@ -224,7 +224,7 @@ class Trainer:
         gradients = [a + b for a, b in zip(gradients, more_gradients)]
         sums = tf.nest.map_structure(tf.add, sums, more_sums)
     gradients = context.all_reduce(SUM, gradients)
-    self._updater.apply(gradients, self.model.trainable_variables)
+    self._updater.apply(gradients, self._trained_variables)
     return sums
 
   def _micro_batch_gradients(self, features, denominators):
@@ -236,8 +236,15 @@ class Trainer:
       loss = tf.add_n([numerators[term] / denominators[term]
                        for term in numerators])
       scaled_loss = self._updater.scale_loss(loss)
-    gradients = [tf.convert_to_tensor(gradient) for gradient in
-                 tape.gradient(scaled_loss, variables)]
+    gradients = tape.gradient(scaled_loss, variables)
+    # Variables the loss does not reach (run_squad's pooler) are left
+    # alone, as the original's optimizer skips a None gradient: no update,
+    # no weight decay. Known when the step is traced.
+    self._trained_variables = [
+        variable for variable, gradient in zip(variables, gradients)
+        if gradient is not None]
+    gradients = [tf.convert_to_tensor(gradient) for gradient in gradients
+                 if gradient is not None]
     return gradients, {"loss": loss,
                        "metrics": self._metric_sums(outputs, features,
                                                     numerators)}
@@ -334,13 +341,22 @@ def _batch_size(dataset):
 
 def write_eval_results(path, results):
   """eval_results.txt as the original: `key = value`, keys sorted."""
+  with file_io.atomic_write(path) as writer:
+    writer.write(eval_results_text(results))
+
+
+def eval_results_text(results):
+  """The text of eval_results.txt (logged as it is made)."""
   lines = [f"{key} = {_original_str(results[key])}" for key in sorted(results)]
   for line in lines:
     logger.info("  %s", line)
-  with file_io.atomic_write(path) as writer:
-    writer.write("\n".join(lines) + "\n")
+  return "\n".join(lines) + "\n"
 
 
 def _original_str(value):
-  """str() of the numpy scalar the original's Estimator returned."""
-  return str(value) if isinstance(value, int) else str(np.float32(value))
+  """str() of the numpy scalar the original's Estimator returned (float32);
+  a numpy float64, a metric computed exactly (SQuAD's thresholds, which a
+  user passes back as a flag), keeps every digit."""
+  if isinstance(value, int) or type(value) is np.float64:
+    return str(value)
+  return str(np.float32(value))

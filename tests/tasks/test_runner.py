@@ -38,7 +38,7 @@ class DigitTask(FineTuningTask):
     with open(self.input_files(split)[0][1], encoding="utf-8") as reader:
       return reader.read().splitlines()
 
-  def convert_examples(self, texts, tokenizer, max_seq_length):
+  def convert_examples(self, split, texts, tokenizer, max_seq_length):
     features = encode_texts(tokenizer, texts, max_seq_length=max_seq_length)
     features["label_ids"] = np.array(
         [any(char.isdigit() for char in text) for text in texts], np.int32)

@@ -1,0 +1,139 @@
+"""SQuAD v1.1 and v2.0 as a fine-tuning task: run_squad's task.
+
+Examples are read from the official JSON files (bert_tf.data.squad), turned
+into doc_stride windows as the original (data.squad_features), the model is
+the original's start/end head (BertSpanLabeler), and the logits become
+predictions.json, nbest_predictions.json and, for v2.0, null_odds.json, as
+the original's write_predictions (data.squad_answers). A predict_file with
+answers (a dev set) is also scored with the official metrics, the best null
+threshold included (evaluation.squad_metrics).
+"""
+
+import tensorflow as tf
+
+from bert_tf.data import squad, squad_answers, squad_features
+from bert_tf.evaluation import squad_metrics
+from bert_tf.models.span_labeler import BertSpanLabeler
+from bert_tf.tasks.task import FineTuningTask
+from bert_tf.training.objectives import SpanObjective
+
+ENCODER_INPUTS = ("input_ids", "input_mask", "segment_ids")
+
+
+class SquadTask(FineTuningTask):
+  """Training on --train_file, predicting (and scoring) --predict_file.
+
+  Args:
+    train_file: SQuAD JSON to train on (train-v1.1.json), or None.
+    predict_file: SQuAD JSON to predict (dev-v1.1.json), or None.
+    doc_stride: the original's flag: how far apart windows start.
+    max_query_length: the original's flag: question pieces kept.
+    answer_options: squad_answers.AnswerOptions (n_best_size,
+      max_answer_length, version_2_with_negative,
+      null_score_diff_threshold, verbose_logging).
+  """
+
+  eval_splits = ()
+  predict_splits = ("predict",)
+  objective = SpanObjective()
+
+  def __init__(self, train_file, predict_file, doc_stride=128,
+               max_query_length=64, answer_options=None):
+    self.files = {"train": ("--train_file", train_file),
+                  "predict": ("--predict_file", predict_file)}
+    self.doc_stride = doc_stride
+    self.max_query_length = max_query_length
+    self.answer_options = answer_options or squad_answers.AnswerOptions()
+
+  @property
+  def version_2_with_negative(self):
+    return self.answer_options.version_2_with_negative
+
+  def input_files(self, split):
+    return [self.files[split]]
+
+  def read_examples(self, split):
+    flag, path = self.files[split]
+    if not path:
+      raise ValueError(f"If `do_{split}` is True, then `{flag[2:]}` must be "
+                       f"specified.")
+    return squad.read_squad_examples(path, split == "train",
+                                     self.version_2_with_negative, flag)
+
+  def convert_examples(self, split, examples, tokenizer, max_seq_length):
+    return squad_features.convert_examples_to_features(
+        examples, tokenizer, max_seq_length, self.doc_stride,
+        self.max_query_length, is_training=split == "train")
+
+  def feature_records(self, split):
+    """train.tf_record and eval.tf_record, as the original writes them."""
+    if split == "train":
+      return "train.tf_record", squad_features.TRAIN_RECORD_FEATURES
+    return "eval.tf_record", squad_features.PREDICT_RECORD_FEATURES
+
+  def build_model(self, config):
+    return BertSpanLabeler(config)
+
+  def decode(self, split, examples, features, outputs, tokenizer):
+    return squad_answers.predict_answers(
+        examples, features, outputs["start_logits"], outputs["end_logits"],
+        tokenizer, self.answer_options)
+
+  def can_score(self, split, examples):
+    if self.version_2_with_negative:
+      return squad.has_gold_answers(examples)
+    return all(example.gold_answers for example in examples)
+
+  def evaluate(self, split, examples, features, outputs, batch_size):
+    answers = outputs
+    if not self.version_2_with_negative:
+      return squad_metrics.squad_v1_metrics(examples, answers.predictions)
+    return squad_metrics.squad_v2_metrics(
+        examples, answers.predictions, answers.null_odds,
+        answers.best_non_null)
+
+  def prediction_files(self, split):
+    names = ("predictions.json", "nbest_predictions.json")
+    return names + ("null_odds.json",) if self.version_2_with_negative \
+        else names
+
+  def write_predictions(self, split, examples, features, outputs, files):
+    answers = outputs
+    parts = [answers.predictions, answers.nbest]
+    if self.version_2_with_negative:
+      parts.append(answers.null_odds)
+    for part, writer in zip(parts, files):
+      squad_answers.write_json(part, writer)
+
+  def serving(self, model, vocab_file, do_lower_case, max_seq_length):
+    return span_serving(model)
+
+
+class SpanServing(tf.Module):
+  """A BertSpanLabeler for export.
+
+  serving_default(input_ids, input_mask, segment_ids: int32 [batch, seq])
+      -> start_logits, end_logits [batch, seq]. Core TensorFlow ops only:
+      stock TF Serving runs it.
+  """
+
+  def __init__(self, model):
+    super().__init__()
+    self.model = model
+
+  def predict(self, inputs):
+    return self.model({name: inputs[name] for name in ENCODER_INPUTS},
+                      training=False)
+
+
+def span_serving(model):
+  """(SpanServing, its signatures) for export.write_saved_model."""
+  serving = SpanServing(model)
+  id_spec = tf.TensorSpec([None, None], tf.int32)
+
+  @tf.function(input_signature=[id_spec] * 3)
+  def serving_default(input_ids, input_mask, segment_ids):
+    return serving.predict({"input_ids": input_ids, "input_mask": input_mask,
+                            "segment_ids": segment_ids})
+
+  return serving, {"serving_default": serving_default}
