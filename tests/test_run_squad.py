@@ -1,0 +1,184 @@
+"""run_scripts/run_squad.py end to end on a synthetic SQuAD v2.0 task."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import bert_tf
+from bert_tf import tokenization
+from bert_tf.data import squad, squad_features
+from bert_tf.models import BertSpanLabeler
+from tests.helpers import (assert_fails_in_one_line, run_script,
+                           run_script_cases, tiny_config)
+from tests.serving import serve_export
+from tests.squad_fixtures import DEMO_VOCAB, synthetic_squad
+
+SEQ = dict(max_seq_length=48, doc_stride=16, max_query_length=12)
+
+
+def common_flags(tmp_path, **overrides):
+  config = tmp_path / "bert_config.json"
+  if not config.exists():
+    config.write_text(tiny_config(vocab_size=len(open(DEMO_VOCAB).readlines()))
+                      .to_json_string())
+  return {"vocab_file": DEMO_VOCAB, "bert_config_file": config,
+          "version_2_with_negative": True, "predict_batch_size": 16,
+          **SEQ, **overrides}
+
+
+def read_results(path):
+  return dict(line.split(" = ") for line in
+              path.read_text().splitlines())
+
+
+@pytest.fixture(scope="module")
+def squad_run(tmp_path_factory):
+  """A tiny random BERT trained on "find the coloured thing", a third of
+  the questions unanswerable; dev predicted and scored; exported."""
+  tmp_path = tmp_path_factory.mktemp("squad")
+  synthetic_squad(tmp_path / "train.json", seed=0, num_paragraphs=160)
+  synthetic_squad(tmp_path / "dev.json", seed=1, num_paragraphs=40)
+  result = run_script("run_squad.py", common_flags(
+      tmp_path, train_file=tmp_path / "train.json",
+      predict_file=tmp_path / "dev.json", output_dir=tmp_path / "output",
+      do_train=True, do_predict=True, train_batch_size=16,
+      learning_rate=1e-3, num_train_epochs=4, iterations_per_loop=40,
+      seed=1, export_dir=tmp_path / "export"))
+  assert result.returncode == 0, result.stderr[-3000:]
+  return tmp_path
+
+
+def test_it_learns_and_scores_the_dev_set(squad_run):
+  output = squad_run / "output"
+  results = read_results(output / "eval_results.txt")
+  assert sorted(results) == sorted([
+      "exact", "f1", "total", "HasAns_exact", "HasAns_f1", "HasAns_total",
+      "NoAns_exact", "NoAns_f1", "NoAns_total", "best_exact",
+      "best_exact_thresh", "best_f1", "best_f1_thresh", "global_step"])
+  assert float(results["f1"]) >= 90.0
+  assert int(results["total"]) == 120 and int(results["NoAns_total"]) > 20
+  assert results["global_step"] == "120"
+  ids = [example.qas_id for example in squad.read_squad_examples(
+      str(squad_run / "dev.json"), False)]
+  for name in ("predictions.json", "nbest_predictions.json",
+               "null_odds.json"):
+    assert list(json.loads((output / name).read_text())) == ids, name
+  checkpoint = tf.train.load_checkpoint(str(output / "model.ckpt-120"))
+  shapes = checkpoint.get_variable_to_shape_map()
+  assert shapes["cls/squad/output_weights"] == [2, 32]
+  assert shapes["cls/squad/output_bias"] == [2]
+  # The pooler, which the loss does not reach, is left as it was created,
+  # as the original's optimizer skips it.
+  assert np.all(checkpoint.get_tensor(
+      "bert/pooler/dense/kernel/adam_m") == 0)
+
+
+def test_training_features_are_written_as_the_original(squad_run):
+  tokenizer = tokenization.FullTokenizer(DEMO_VOCAB, True)
+  features = squad_features.convert_examples_to_features(
+      squad.read_squad_examples(str(squad_run / "train.json"), True, True),
+      tokenizer, is_training=True, **SEQ)
+  records = list(tf.data.TFRecordDataset(
+      str(squad_run / "output" / "train.tf_record")).as_numpy_iterator())
+  assert len(records) == len(features["unique_ids"])
+  for row in (0, len(records) - 1):
+    parsed = tf.train.Example.FromString(records[row]).features.feature
+    assert sorted(parsed) == sorted(squad_features.TRAIN_RECORD_FEATURES)
+    for name in squad_features.TRAIN_RECORD_FEATURES:
+      assert parsed[name].int64_list.value == list(
+          np.atleast_1d(features[name][row])), name
+
+
+def test_the_best_threshold_gives_the_best_f1_and_init_checkpoint_predicts(
+    squad_run, tmp_path):
+  results = read_results(squad_run / "output" / "eval_results.txt")
+  flag_values = common_flags(squad_run, predict_file=squad_run / "dev.json",
+                             do_predict=True)
+  outcomes = run_script_cases("run_squad.py", [
+      {**flag_values, "output_dir": squad_run / "output",
+       "null_score_diff_threshold": results["best_f1_thresh"]},
+      {**flag_values, "output_dir": tmp_path / "predicted",
+       "init_checkpoint": squad_run / "output" / "model.ckpt-120"}])
+  assert outcomes == [(0, ""), (0, "")]
+  again = read_results(squad_run / "output" / "eval_results.txt")
+  assert again["f1"] == results["best_f1"]
+  assert again["best_f1"] == results["best_f1"]
+  first = json.loads((squad_run / "output" / "nbest_predictions.json")
+                     .read_text())
+  assert json.loads((tmp_path / "predicted" / "nbest_predictions.json")
+                    .read_text()) == first
+
+
+def test_the_export_serves_the_models_logits(squad_run):
+  tokenizer = tokenization.FullTokenizer(DEMO_VOCAB, True)
+  features = squad_features.convert_examples_to_features(
+      squad.read_squad_examples(str(squad_run / "dev.json"), False)[:5],
+      tokenizer, is_training=False, **SEQ)
+  inputs = {name: features[name] for name in
+            ("input_ids", "input_mask", "segment_ids")}
+  signatures, outputs = serve_export(squad_run / "export" / "1",
+                                     {"serving_default": inputs}, squad_run)
+  assert signatures == ["serving_default"]
+  model = BertSpanLabeler(bert_tf.BertConfig.from_json_file(
+      str(squad_run / "bert_config.json")))
+  bert_tf.load_checkpoint(model, str(squad_run / "output" / "model.ckpt-120"))
+  expected = model(inputs, training=False)
+  for name in ("start_logits", "end_logits"):
+    np.testing.assert_allclose(outputs["serving_default"][name],
+                               expected[name], atol=1e-5)
+
+
+def test_bad_input_stops_before_anything_is_written(tmp_path):
+  (tmp_path / "broken.json").write_text('{"data": [')
+  (tmp_path / "outside.json").write_text(json.dumps({"data": [{
+      "paragraphs": [{"context": "a red car", "qas": [
+          {"id": "far", "question": "?", "is_impossible": False,
+           "answers": [{"text": "car", "answer_start": 30}]}]}]}]}))
+  synthetic_squad(tmp_path / "good.json", seed=2, num_paragraphs=4)
+  flag_values = common_flags(tmp_path, do_predict=True)
+  cases = {
+      r"broken.json: not valid JSON": {"predict_file": tmp_path /
+                                       "broken.json"},
+      r"outside.json: question far, answer 1: answer_start 30": {
+          "predict_file": tmp_path / "outside.json"},
+      r"--predict_file=.*missing.json does not exist": {
+          "predict_file": tmp_path / "missing.json"},
+      r"If `do_predict` is True, then `predict_file` must be specified": {},
+      r"If `do_train` is True, then `train_file` must be specified": {
+          "predict_file": tmp_path / "good.json", "do_train": True},
+      r"run_squad has no --do_eval": {"predict_file": tmp_path / "good.json",
+                                      "do_eval": True},
+      r"max_seq_length \(16\) must be greater than max_query_length \(64\)": {
+          "predict_file": tmp_path / "good.json", "max_seq_length": 16,
+          "max_query_length": 64},
+      r"--output_dir=.*good.json is a file": {
+          "predict_file": tmp_path / "good.json",
+          "output_dir": tmp_path / "good.json"},
+  }
+  outcomes = run_script_cases("run_squad.py", [
+      {**flag_values, "output_dir": tmp_path / f"output{number}", **case}
+      for number, case in enumerate(cases.values())])
+  for number, (expected, outcome) in enumerate(zip(cases, outcomes)):
+    assert_fails_in_one_line(outcome, "run_squad", expected)
+    assert not (tmp_path / f"output{number}").exists()
+
+
+def test_help_lists_the_original_flags():
+  result = run_script("run_squad.py", {"helpfull": "true"})
+  for name in ("vocab_file", "bert_config_file", "init_checkpoint",
+               "do_lower_case", "train_file", "predict_file", "output_dir",
+               "max_seq_length", "doc_stride", "max_query_length", "do_train",
+               "do_predict", "train_batch_size", "predict_batch_size",
+               "learning_rate", "num_train_epochs", "warmup_proportion",
+               "save_checkpoints_steps", "iterations_per_loop", "n_best_size",
+               "max_answer_length", "use_tpu", "tpu_name", "tpu_zone",
+               "gcp_project", "master", "num_tpu_cores", "verbose_logging",
+               "version_2_with_negative", "null_score_diff_threshold",
+               "export_dir", "distribution_strategy", "use_xla", "dtype"):
+    assert f"--{name}:" in result.stdout or \
+        f"--[no]{name}:" in result.stdout, name
+  assert "--max_seq_length: The maximum total input sequence length" in \
+      result.stdout and "(default: '384')" in result.stdout
