@@ -290,8 +290,15 @@ def _encode_for_fast_path(text, sensitive_chars):
   return encoded
 
 
+# ASCII punctuation as is_punctuation defines it (every ASCII P* character
+# lies in its ranges): a mark alone, or a run of anything else.
+_ASCII_PIECES = re.compile(r"[!-/:-@\[-`{-~]|[^!-/:-@\[-`{-~]+")
+
+
 def _split_on_punctuation(text):
   """'ab,c' -> ['ab', ',', 'c']: each punctuation mark is its own token."""
+  if text.isascii():
+    return _ASCII_PIECES.findall(text)
   output = []
   start_new_word = True
   for char in text:

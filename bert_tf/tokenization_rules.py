@@ -87,5 +87,7 @@ def cleaned_char(char):
 
 def strip_accents(text):
   """NFD, then every Mn (non-spacing mark) dropped."""
+  if text.isascii():  # NFD leaves ASCII as it is, with no marks
+    return text
   return "".join(char for char in unicodedata.normalize("NFD", text)
                  if unicodedata.category(char) != "Mn")

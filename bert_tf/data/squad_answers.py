@@ -312,6 +312,9 @@ class _AnswerTexts:
     (not "Smith's" for "smith"), or all of them when the alignment fails."""
     orig_text = " ".join(paragraph.words[first:last + 1])
     tok_text = paragraph.tokens_text(first, last)
+    if pred_text == tok_text:  # the span is whole words: all of them
+      if not self.options.verbose_logging:
+        return orig_text
     start = tok_text.find(pred_text)
     if start == -1:
       self.log("Unable to find text: '%s' in '%s'", pred_text, orig_text)

@@ -67,68 +67,116 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length,
       check_lengths refuses.
   """
   check_lengths(max_seq_length, max_query_length, doc_stride)
-  words = _ParagraphPieces(tokenizer)
+  paragraphs = _ParagraphPieces(tokenizer)
   layouts = functools.lru_cache(maxsize=None)(
       lambda num_pieces, window: _windows(num_pieces, window, doc_stride))
-  plan = []  # (example index, query ids, pieces, windows) per example
+  windows = _FeatureWindows()
+  query_ids = []
   for example_index, example in enumerate(examples):
-    pieces = words.of(example.paragraph)
+    pieces = paragraphs.of(example.paragraph)
     if not pieces.ids.size:
       raise ValueError(f"question {example.qas_id}: its context has no word "
                        f"pieces to answer from")
-    query_ids = tokenizer.encode(example.question_text)[:max_query_length]
-    window = max_seq_length - len(query_ids) - 3
-    plan.append((example_index, query_ids, pieces,
-                 layouts(len(pieces.ids), window)))
+    query_ids.append(
+        tokenizer.encode(example.question_text)[:max_query_length])
+    windows.add(example_index, len(query_ids[-1]), pieces, layouts(
+        len(pieces.ids), max_seq_length - len(query_ids[-1]) - 3))
+  windows = windows.arrays()
+  cls_id, sep_id = tokenizer.convert_tokens_to_ids([CLS_TOKEN, SEP_TOKEN])
+  features = _assemble(windows, query_ids, paragraphs, max_seq_length,
+                       cls_id, sep_id)
+  if is_training:
+    features.update(_training_positions(examples, paragraphs, windows,
+                                        tokenizer))
+  return features
 
-  num_features = sum(len(windows.starts) for *_, windows in plan)
-  shape = (num_features, max_seq_length)
-  features = {
+
+class _FeatureWindows:
+  """What each feature is: its example, its window of the context."""
+
+  def __init__(self):
+    self.columns = {name: [] for name in (
+        "example_index", "doc_span_index", "doc_span_start", "doc_offset",
+        "length", "piece_base")}
+    self.is_max_context = []
+
+  def add(self, example_index, query_length, pieces, layout):
+    count = len(layout.starts)
+    self.columns["example_index"] += [example_index] * count
+    self.columns["doc_span_index"] += range(count)
+    self.columns["doc_span_start"] += layout.starts
+    self.columns["doc_offset"] += [query_length + 2] * count
+    self.columns["length"] += layout.lengths
+    self.columns["piece_base"] += [pieces.base] * count
+    self.is_max_context += layout.is_max_context
+
+  def arrays(self):
+    arrays = {name: np.array(values, np.int32)
+              for name, values in self.columns.items()}
+    arrays["is_max_context"] = np.concatenate(self.is_max_context)
+    return arrays
+
+
+def _assemble(windows, query_ids, paragraphs, max_seq_length, cls_id,
+              sep_id):
+  """[CLS] question [SEP] window [SEP] and its maps, for every feature at
+  once: each position gathers from the questions' or the contexts' pieces.
+  """
+  num_features = len(windows["example_index"])
+  position = np.arange(max_seq_length)[None, :]
+  offset = windows["doc_offset"][:, None]
+  end = offset + windows["length"][:, None]  # the final [SEP]
+  in_query = (position >= 1) & (position < offset - 1)
+  in_window = (position >= offset) & (position < end)
+  query_base = np.cumsum([0] + [len(ids) for ids in query_ids])[
+      windows["example_index"]][:, None]
+  all_query_ids = np.array([i for ids in query_ids for i in ids] or [0],
+                           np.int32)
+  piece = np.where(in_window, windows["piece_base"][:, None]
+                   + windows["doc_span_start"][:, None] + position - offset, 0)
+  max_context_base = np.cumsum(np.concatenate(
+      [[0], windows["length"][:-1]]))[:, None]
+  input_ids = np.where(in_window, paragraphs.all_ids()[piece], 0)
+  input_ids = np.where(in_query, all_query_ids[np.where(
+      in_query, query_base + position - 1, 0)], input_ids)
+  input_ids[:, 0] = cls_id
+  input_ids = np.where((position == offset - 1) | (position == end), sep_id,
+                       input_ids)
+  return {
       "unique_ids": FIRST_UNIQUE_ID + np.arange(num_features, dtype=np.int64),
-      "example_index": np.zeros(num_features, np.int32),
-      "doc_span_index": np.zeros(num_features, np.int32),
-      "doc_span_start": np.zeros(num_features, np.int32),
-      "doc_offset": np.zeros(num_features, np.int32),
-      "input_ids": np.zeros(shape, np.int32),
-      "input_mask": np.zeros(shape, np.int32),
-      "segment_ids": np.zeros(shape, np.int32),
-      "token_to_orig": np.full(shape, -1, np.int32),
-      "token_is_max_context": np.zeros(shape, np.int8),
+      "example_index": windows["example_index"],
+      "doc_span_index": windows["doc_span_index"],
+      "doc_span_start": windows["doc_span_start"],
+      "doc_offset": windows["doc_offset"],
+      "input_ids": input_ids.astype(np.int32),
+      "input_mask": (position <= end).astype(np.int32),
+      "segment_ids": ((position >= offset) & (position <= end)).astype(
+          np.int32),
+      "token_to_orig": np.where(in_window, paragraphs.all_tok_to_orig()[piece],
+                                -1).astype(np.int32),
+      "token_is_max_context": np.where(in_window, windows["is_max_context"][
+          np.where(in_window, max_context_base + position - offset, 0)],
+                                       0).astype(np.int8),
       "is_real_example": np.ones(num_features, np.int32),
   }
-  if is_training:
-    for name in ("start_positions", "end_positions", "is_impossible"):
-      features[name] = np.zeros(num_features, np.int32)
-  cls_id, sep_id = tokenizer.convert_tokens_to_ids([CLS_TOKEN, SEP_TOKEN])
-  row = 0
-  for example_index, query_ids, pieces, windows in plan:
-    offset = len(query_ids) + 2  # the window's first position
-    example = examples[example_index]
-    if is_training:
-      answer = _answer_pieces(example, pieces, tokenizer)
-    for span_index, (start, length) in enumerate(zip(windows.starts,
-                                                     windows.lengths)):
-      end = offset + length
-      features["example_index"][row] = example_index
-      features["doc_span_index"][row] = span_index
-      features["doc_span_start"][row] = start
-      features["doc_offset"][row] = offset
-      ids = features["input_ids"][row]
-      ids[0] = cls_id
-      ids[1:offset - 1] = query_ids
-      ids[offset - 1] = sep_id
-      ids[offset:end] = pieces.ids[start:start + length]
-      ids[end] = sep_id
-      features["input_mask"][row, :end + 1] = 1
-      features["segment_ids"][row, offset:end + 1] = 1
-      features["token_to_orig"][row, offset:end] = \
-          pieces.tok_to_orig[start:start + length]
-      features["token_is_max_context"][row, offset:end] = \
-          windows.is_max_context[span_index]
-      if is_training:
-        _set_positions(features, row, example, answer, start, length, offset)
-      row += 1
-  return features
+
+
+def _training_positions(examples, paragraphs, windows, tokenizer):
+  """start_positions, end_positions, is_impossible: the answer's positions
+  in each window, 0/0 when it is impossible or not wholly inside."""
+  answers = np.array([
+      _answer_pieces(example, paragraphs.of(example.paragraph), tokenizer)
+      or (-1, -1) for example in examples], np.int32).reshape(-1, 2)
+  impossible = np.array([example.is_impossible for example in examples],
+                        np.int32)[windows["example_index"]]
+  first, last = answers[windows["example_index"]].T
+  start = windows["doc_span_start"]
+  inside = ((impossible == 0) & (first >= start)
+            & (last <= start + windows["length"] - 1))
+  shift = windows["doc_offset"] - start
+  return {"start_positions": np.where(inside, first + shift, 0),
+          "end_positions": np.where(inside, last + shift, 0),
+          "is_impossible": impossible}
 
 
 class _ParagraphPieces:
@@ -137,6 +185,7 @@ class _ParagraphPieces:
   def __init__(self, tokenizer):
     self.tokenizer = tokenizer
     self.cache = {}
+    self.num_pieces = 0  # of the paragraphs so far, one after another
     # A word's pieces do not depend on its neighbours (the original
     # tokenises each word alone), so each distinct word is tokenised once.
     self.word_pieces = {}
@@ -148,7 +197,17 @@ class _ParagraphPieces:
           paragraph.doc_tokens, self.tokenizer, self.word_pieces)
       # Keep the paragraph alive, so that its id is not reused.
       pieces.paragraph = paragraph
+      pieces.base = self.num_pieces
+      self.num_pieces += len(pieces.ids)
     return pieces
+
+  def all_ids(self):
+    """Every paragraph's piece ids, one after another (see _Pieces.base)."""
+    return np.concatenate([pieces.ids for pieces in self.cache.values()])
+
+  def all_tok_to_orig(self):
+    return np.concatenate([pieces.tok_to_orig
+                           for pieces in self.cache.values()])
 
 
 class _Pieces:
@@ -226,14 +285,3 @@ def _improve_answer_span(doc_tokens, input_start, input_end, tokenizer,
       if " ".join(doc_tokens[new_start:new_end + 1]) == tok_answer_text:
         return new_start, new_end
   return input_start, input_end
-
-
-def _set_positions(features, row, example, answer, start, length, offset):
-  """Training targets: the answer's positions in this window, 0/0 when it
-  is impossible or not wholly inside."""
-  features["is_impossible"][row] = int(example.is_impossible)
-  if answer is None or not (answer[0] >= start
-                            and answer[1] <= start + length - 1):
-    return
-  features["start_positions"][row] = answer[0] - start + offset
-  features["end_positions"][row] = answer[1] - start + offset
