@@ -12,8 +12,8 @@ tensorflow.compat.v1, in its own process, from a checkout you pass with
 (data.squad, data.squad_features, data.squad_answers). The logits look
 trained (tests/squad_reference.peaked_logits: a peak on one context span per
 feature, a high null score on some), so the original never falls back to
-its "empty" answer. Prints the seconds, the ratios, and whether the files
-are identical.
+its "empty" answer. Each side runs --repeats times from the file; prints the
+median seconds, the ratios, and whether the files are identical.
 
     .venv/bin/python benchmarks/squad.py --original_dir=/path/to/bert \\
         [--predict_file=dev-v1.1.json] [--version_2_with_negative]
@@ -23,6 +23,7 @@ import argparse
 import filecmp
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -91,57 +92,69 @@ def parse_args():
   parser.add_argument("--n_best_size", type=int, default=20)
   parser.add_argument("--max_answer_length", type=int, default=30)
   parser.add_argument("--version_2_with_negative", action="store_true")
+  parser.add_argument("--repeats", type=int, default=3,
+                      help="runs of each side; the median is reported")
   return parser.parse_args()
 
 
 def run_ours(args, output_dir):
-  """(features seconds, answers seconds, features)."""
-  start = time.perf_counter()
-  examples = squad.read_squad_examples(args.predict_file, False,
-                                       args.version_2_with_negative)
-  tokenizer = tokenization.FullTokenizer(args.vocab_file, True)
-  features = squad_features.convert_examples_to_features(
-      examples, tokenizer, args.max_seq_length, args.doc_stride,
-      args.max_query_length, is_training=False)
-  features_seconds = time.perf_counter() - start
-  start_logits, end_logits = peaked_logits(
-      features["input_mask"], features["segment_ids"], seed=0)
+  """({stage: [seconds per run]}, features), each run from the file."""
+  timings = {"features": [], "answers": []}
+  for _ in range(args.repeats):
+    start = time.perf_counter()
+    examples = squad.read_squad_examples(args.predict_file, False,
+                                         args.version_2_with_negative)
+    tokenizer = tokenization.FullTokenizer(args.vocab_file, True)
+    features = squad_features.convert_examples_to_features(
+        examples, tokenizer, args.max_seq_length, args.doc_stride,
+        args.max_query_length, is_training=False)
+    timings["features"].append(time.perf_counter() - start)
+    start_logits, end_logits = peaked_logits(
+        features["input_mask"], features["segment_ids"], seed=0)
+    start = time.perf_counter()
+    answers = squad_answers.predict_answers(
+        examples, features, start_logits, end_logits, tokenizer,
+        squad_answers.AnswerOptions(
+            n_best_size=args.n_best_size,
+            max_answer_length=args.max_answer_length,
+            version_2_with_negative=args.version_2_with_negative))
+    parts = [answers.predictions, answers.nbest]
+    if args.version_2_with_negative:
+      parts.append(answers.null_odds)
+    for name, part in zip(_FILES, parts):
+      with open(os.path.join(output_dir, "ours_" + name), "w",
+                encoding="utf-8") as writer:
+        squad_answers.write_json(part, writer)
+    timings["answers"].append(time.perf_counter() - start)
   np.savez(os.path.join(output_dir, "logits.npz"),
            start_logits=start_logits, end_logits=end_logits)
-  start = time.perf_counter()
-  answers = squad_answers.predict_answers(
-      examples, features, start_logits, end_logits, tokenizer,
-      squad_answers.AnswerOptions(
-          n_best_size=args.n_best_size,
-          max_answer_length=args.max_answer_length,
-          version_2_with_negative=args.version_2_with_negative))
-  parts = [answers.predictions, answers.nbest]
-  if args.version_2_with_negative:
-    parts.append(answers.null_odds)
-  for name, part in zip(_FILES, parts):
-    with open(os.path.join(output_dir, "ours_" + name), "w",
-              encoding="utf-8") as writer:
-      squad_answers.write_json(part, writer)
-  return features_seconds, time.perf_counter() - start, features
+  return timings, features
 
 
 def run_original(args, output_dir):
+  """{stage: [seconds per run], num_features}: each run in a fresh process,
+  as a user runs it (one process's repeats slow down as its heap grows)."""
   settings = {**vars(args), "original_dir": os.path.abspath(
       args.original_dir), "logits": os.path.join(output_dir, "logits.npz"),
               "outputs": [os.path.join(output_dir, "original_" + name)
                           for name in _FILES]}
-  result = subprocess.run([sys.executable, "-c", _ORIGINAL,
-                           json.dumps(settings)], capture_output=True,
-                          text=True, check=False)
-  if result.returncode != 0:
-    sys.exit(f"the original failed:\n{result.stderr[-3000:]}")
-  return json.loads(result.stdout.strip().splitlines()[-1])
+  timings = {"features": [], "answers": []}
+  for _ in range(args.repeats):
+    result = subprocess.run([sys.executable, "-c", _ORIGINAL,
+                             json.dumps(settings)], capture_output=True,
+                            text=True, check=False)
+    if result.returncode != 0:
+      sys.exit(f"the original failed:\n{result.stderr[-3000:]}")
+    run = json.loads(result.stdout.strip().splitlines()[-1])
+    for stage, seconds in timings.items():
+      seconds.append(run[stage])
+  return {**timings, "num_features": run["num_features"]}
 
 
 def main():
   args = parse_args()
   with tempfile.TemporaryDirectory() as output_dir:
-    features_seconds, answers_seconds, features = run_ours(args, output_dir)
+    ours, features = run_ours(args, output_dir)
     original = run_original(args, output_dir)
     if original["num_features"] != len(features["unique_ids"]):
       sys.exit(f"features differ in number: {original['num_features']} vs "
@@ -153,16 +166,20 @@ def main():
                  for name in names}
   print(f"{os.path.basename(args.predict_file)}: "
         f"{len(features['unique_ids'])} features, max_seq_length "
-        f"{args.max_seq_length}, doc_stride {args.doc_stride}")
+        f"{args.max_seq_length}, doc_stride {args.doc_stride}; median of "
+        f"{args.repeats} runs")
   print(f"{'stage':<10} {'original s':>11} {'bert_tf s':>10} {'ratio':>7}")
-  ours = {"features": features_seconds, "answers": answers_seconds}
-  for stage in ("features", "answers"):
-    print(f"{stage:<10} {original[stage]:>11.2f} {ours[stage]:>10.2f} "
-          f"{original[stage] / ours[stage]:>6.1f}x")
-  total_original = original["features"] + original["answers"]
-  total_ours = features_seconds + answers_seconds
-  print(f"{'total':<10} {total_original:>11.2f} {total_ours:>10.2f} "
-        f"{total_original / total_ours:>6.1f}x")
+  medians = {side: {stage: statistics.median(seconds)
+                    for stage, seconds in timings.items()
+                    if stage != "num_features"}
+             for side, timings in (("original", original), ("ours", ours))}
+  medians["original"]["total"] = statistics.median(
+      [sum(run) for run in zip(original["features"], original["answers"])])
+  medians["ours"]["total"] = statistics.median(
+      [sum(run) for run in zip(ours["features"], ours["answers"])])
+  for stage in ("features", "answers", "total"):
+    theirs, mine = medians["original"][stage], medians["ours"][stage]
+    print(f"{stage:<10} {theirs:>11.2f} {mine:>10.2f} {theirs / mine:>6.1f}x")
   for name, same in identical.items():
     print(f"{name}: {'identical' if same else 'DIFFERENT'}")
 

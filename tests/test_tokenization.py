@@ -121,9 +121,12 @@ def real_tokenizer(name, lower):
 
 
 def assert_fast_equals_exact(tokenizer, texts):
-  """tokenize (memoised), encode and the batch path equal the original."""
+  """tokenize (memoised), encode, the batch path and basic_tokenize equal
+  the original."""
   exact = [original_tokenize(tokenizer, text) for text in texts]
   assert [tokenizer.tokenize(text) for text in texts] == exact
+  assert [tokenizer.basic_tokenize(text) for text in texts] == [
+      tokenizer.basic_tokenizer.tokenize(text) for text in texts]
   exact_ids = [tokenizer.convert_tokens_to_ids(tokens) for tokens in exact]
   assert [tokenizer.encode(text) for text in texts] == exact_ids
   assert tokenizer.tokenize_batch(texts) == exact
@@ -168,3 +171,4 @@ def test_word_cache_is_bounded_and_results_unchanged(vocab_file, monkeypatch):
     assert [tokenizer.tokenize(text) for text in texts] == [
         original_tokenize(tokenizer, text) for text in texts]
   assert len(tokenizer._word_pieces) <= 2
+  assert len(tokenizer._word_tokens) <= 2

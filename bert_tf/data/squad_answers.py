@@ -147,7 +147,12 @@ class _Candidates:
     self.start_logit = start_logit[order].tolist()
     self.end_logit = end_logit[order].tolist()
     self.score = score[order].tolist()
-    self.piece_start = (start + to_piece[feature])[order].tolist()
+    # One number per distinct span of a paragraph's pieces: equal spans of
+    # overlapping windows (or of questions on one paragraph) share a text.
+    piece_start = start + to_piece[feature]
+    paragraph = features["paragraph_index"][feature].astype(np.int64)
+    self.span_key = ((paragraph << 40) | (piece_start.astype(np.int64) << 16)
+                     | (end - start))[order].tolist()
     token_to_orig = features["token_to_orig"]
     self.orig_start = token_to_orig[feature, start][order].tolist()
     self.orig_end = token_to_orig[feature, end][order].tolist()
@@ -240,10 +245,12 @@ def _nbest(example_index, candidates, texts, options):
       seen.add("")
       if len(nbest) >= options.n_best_size:
         break
-    text = texts.of(example_index, candidates.feature[index],
-                    candidates.start[index], candidates.end[index],
-                    candidates.piece_start[index], candidates.orig_start[index],
-                    candidates.orig_end[index])
+    text = texts.cache.get(candidates.span_key[index])
+    if text is None:
+      text = texts.cache[candidates.span_key[index]] = texts.of(
+          example_index, candidates.feature[index], candidates.start[index],
+          candidates.end[index], candidates.orig_start[index],
+          candidates.orig_end[index])
     if text in seen:
       continue
     seen.add(text)
@@ -258,8 +265,6 @@ def _nbest(example_index, candidates, texts, options):
     feature, start, end = candidates.best_anywhere(example_index)
     features = candidates.features
     nbest.append((texts.of(example_index, feature, start, end,
-                           int(start + features["doc_span_start"][feature]
-                               - features["doc_offset"][feature]),
                            int(features["token_to_orig"][feature, start]),
                            int(features["token_to_orig"][feature, end])),
                   float(candidates.start_logits[feature, start]),
@@ -268,36 +273,32 @@ def _nbest(example_index, candidates, texts, options):
 
 
 class _AnswerTexts:
-  """The original text of a feature's piece span, aligned once per span."""
+  """The original text of a feature's piece span; `cache` keeps each
+  span's, so that it is aligned once."""
 
   def __init__(self, examples, features, tokenizer, options):
     self.examples = examples
-    self.input_ids = features["input_ids"]
+    # Every feature's word pieces, as one gather (str objects, not copies).
+    vocabulary = np.empty(max(tokenizer.inv_vocab) + 1, object)
+    for index, piece in tokenizer.inv_vocab.items():
+      vocabulary[index] = piece
+    self.tokens = vocabulary[features["input_ids"]]
     self.tokenizer = tokenizer
-    self.id_to_token = tokenizer.inv_vocab
     self.options = options
     self.paragraphs = {}  # id(paragraph) -> _ParagraphText
     self.word_tokens = {}  # word -> its basic tokens, joined by spaces
-    self.cache = {}
+    self.cache = {}  # span key (see _Candidates) -> its text
 
-  def of(self, example_index, feature, start, end, piece_start, orig_start,
-         orig_end):
-    """The answer text of positions start..end of a feature, which are
-    pieces from piece_start of its paragraph, of words orig_start..orig_end.
-    """
-    paragraph = self.examples[example_index].paragraph
-    key = (id(paragraph), piece_start, end - start)
-    text = self.cache.get(key)
-    if text is None:
-      id_to_token = self.id_to_token
-      tok_text = " ".join([id_to_token[piece] for piece in
-                           self.input_ids[feature, start:end + 1].tolist()])
-      # De-tokenize WordPieces that have been split off; clean whitespace.
-      tok_text = " ".join(tok_text.replace(" ##", "").replace("##", "")
-                          .split())
-      text = self.cache[key] = self.final_text(
-          tok_text, self.paragraph_text(paragraph), orig_start, orig_end)
-    return text
+  def of(self, example_index, feature, start, end, orig_start, orig_end):
+    """The answer text of positions start..end of a feature, which are of
+    words orig_start..orig_end of its paragraph."""
+    tok_text = " ".join(self.tokens[feature, start:end + 1].tolist())
+    # De-tokenize WordPieces that have been split off; clean whitespace.
+    tok_text = " ".join(tok_text.replace(" ##", "").replace("##", "")
+                        .split())
+    return self.final_text(
+        tok_text, self.paragraph_text(self.examples[example_index].paragraph),
+        orig_start, orig_end)
 
   def paragraph_text(self, paragraph):
     text = self.paragraphs.get(id(paragraph))

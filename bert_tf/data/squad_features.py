@@ -53,6 +53,7 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length,
   Returns:
     {name: numpy array}, one row per feature, in the original's order:
       unique_ids [F] (int64), example_index, doc_span_index [F];
+      paragraph_index [F]: which distinct context (numbered in order);
       doc_span_start [F]: the context piece the window starts at;
       doc_offset [F]: the window's first position (after the question);
       input_ids, input_mask, segment_ids [F, max_seq_length];
@@ -96,13 +97,14 @@ class _FeatureWindows:
 
   def __init__(self):
     self.columns = {name: [] for name in (
-        "example_index", "doc_span_index", "doc_span_start", "doc_offset",
-        "length", "piece_base")}
+        "example_index", "paragraph_index", "doc_span_index",
+        "doc_span_start", "doc_offset", "length", "piece_base")}
     self.is_max_context = []
 
   def add(self, example_index, query_length, pieces, layout):
     count = len(layout.starts)
     self.columns["example_index"] += [example_index] * count
+    self.columns["paragraph_index"] += [pieces.index] * count
     self.columns["doc_span_index"] += range(count)
     self.columns["doc_span_start"] += layout.starts
     self.columns["doc_offset"] += [query_length + 2] * count
@@ -146,6 +148,7 @@ def _assemble(windows, query_ids, paragraphs, max_seq_length, cls_id,
       "unique_ids": FIRST_UNIQUE_ID + np.arange(num_features, dtype=np.int64),
       "example_index": windows["example_index"],
       "doc_span_index": windows["doc_span_index"],
+      "paragraph_index": windows["paragraph_index"],
       "doc_span_start": windows["doc_span_start"],
       "doc_offset": windows["doc_offset"],
       "input_ids": input_ids.astype(np.int32),
@@ -198,6 +201,7 @@ class _ParagraphPieces:
       # Keep the paragraph alive, so that its id is not reused.
       pieces.paragraph = paragraph
       pieces.base = self.num_pieces
+      pieces.index = len(self.cache) - 1
       self.num_pieces += len(pieces.ids)
     return pieces
 
