@@ -13,9 +13,10 @@ outside the window.
 
 The numbers are the original's; the work is not: a paragraph's words are
 tokenised once for all its questions, the windows and their max-context
-flags are computed once per window layout with numpy, and features are
-written straight into arrays, so the whole of dev-v1.1.json converts in
-about a second where the original takes many.
+flags are computed once per window layout with numpy, and every feature's
+rows are gathered at once from the questions' and contexts' pieces, so the
+whole of dev-v1.1.json converts over ten times faster than with the
+original (benchmarks/squad.py).
 """
 
 import functools
