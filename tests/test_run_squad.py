@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from bert_tf import tokenization
 from bert_tf.data import squad, squad_features
 from bert_tf.models import BertSpanLabeler
 from tests.helpers import (assert_fails_in_one_line, run_script,
-                           run_script_cases, tiny_config)
+                           run_script_cases, run_two_workers, tiny_config)
 from tests.serving import serve_export
 from tests.squad_fixtures import DEMO_VOCAB, synthetic_squad
 
@@ -110,6 +111,29 @@ def test_the_best_threshold_gives_the_best_f1_and_init_checkpoint_predicts(
                      .read_text())
   assert json.loads((tmp_path / "predicted" / "nbest_predictions.json")
                     .read_text()) == first
+
+
+def test_two_workers_predict_what_one_did(squad_run, tmp_path):
+  """Multi-worker prediction: each worker its share, the chief writes."""
+  output_dir = tmp_path / "output"
+  shutil.copytree(squad_run / "output", output_dir)
+  for name in ("predictions.json", "nbest_predictions.json",
+               "null_odds.json", "eval_results.txt"):
+    (output_dir / name).unlink()
+  run_two_workers("run_squad.py", {
+      **common_flags(squad_run), "predict_file": squad_run / "dev.json",
+      "output_dir": output_dir, "do_predict": True})
+  # (nbest and null_odds do not depend on the threshold another test
+  # may have predicted with.)
+  ours, theirs = ([json.loads((directory / name).read_text())
+                   for name in ("nbest_predictions.json", "null_odds.json")]
+                  for directory in (output_dir, squad_run / "output"))
+  assert list(ours[1]) == list(theirs[1])
+  np.testing.assert_allclose(list(ours[1].values()),
+                             list(theirs[1].values()), atol=1e-4)
+  for qas_id, nbest in theirs[0].items():
+    assert [entry["text"] for entry in ours[0][qas_id]] == [
+        entry["text"] for entry in nbest]
 
 
 def test_the_export_serves_the_models_logits(squad_run):
