@@ -183,15 +183,16 @@ class _FileReader:
         if "answers" in qa or self.is_training else []
     answers = [self.answer(answer, paragraph, f"{where}, answer {number}")
                for number, answer in enumerate(raw_answers, 1)]
-    gold_is_impossible = "is_impossible" in qa and self.field(
-        qa, "is_impossible", bool, where)
+    # v2.0 training needs it, as the original; elsewhere it is optional.
+    needs_is_impossible = self.is_training and self.version_2_with_negative
+    gold_is_impossible = (needs_is_impossible or "is_impossible" in qa) and \
+        self.field(qa, "is_impossible", bool, where)
     example = SquadExample(
         qas_id=qas_id, question_text=question_text, paragraph=paragraph,
+        is_impossible=needs_is_impossible and gold_is_impossible,
         gold_answers=tuple(text for text, _ in answers),
         gold_is_impossible=gold_is_impossible)
     if self.is_training:
-      if self.version_2_with_negative:
-        example.is_impossible = self.field(qa, "is_impossible", bool, where)
       return self.with_training_answer(example, answers, where)
     return example
 
@@ -222,8 +223,9 @@ class _FileReader:
     example.end_position = offsets[start + len(text) - 1]
     actual_text = " ".join(example.doc_tokens[
         example.start_position:example.end_position + 1])
-    if actual_text.find(" ".join(text.split())) == -1:
+    cleaned_answer_text = " ".join(text.split())
+    if actual_text.find(cleaned_answer_text) == -1:
       logger.warning("Could not find answer: '%s' vs. '%s'", actual_text,
-                     " ".join(text.split()))
+                     cleaned_answer_text)
       return None
     return example

@@ -94,7 +94,7 @@ def predict_answers(examples, features, start_logits, end_logits, tokenizer,
         {"text": text, "probability": probability, "start_logit": start,
          "end_logit": end}
         for (text, start, end), probability in zip(nbest, probabilities)]
-    best = next((entry for entry in nbest if entry[0]), None)
+    best = next(entry for entry in nbest if entry[0])  # _nbest has one
     answers.best_non_null[example.qas_id] = best[0]
     if not options.version_2_with_negative:
       answers.predictions[example.qas_id] = nbest[0][0]
@@ -120,13 +120,8 @@ class _Candidates:
     self.options = options
     best_starts = _best_indexes(start_logits, options.n_best_size)
     best_ends = _best_indexes(end_logits, options.n_best_size)
-    rows = np.arange(len(start_logits))[:, None]
-    in_context = features["token_to_orig"] >= 0
-    start_ok = (in_context[rows, best_starts]
-                & (features["token_is_max_context"][rows, best_starts] > 0))
-    lengths = best_ends[:, None, :] - best_starts[:, :, None] + 1
-    valid = (start_ok[:, :, None] & in_context[rows, best_ends][:, None, :]
-             & (lengths >= 1) & (lengths <= options.max_answer_length))
+    valid = _valid_spans(features, np.arange(len(start_logits))[:, None],
+                         best_starts, best_ends, options.max_answer_length)
     # np.nonzero walks features, then starts, then ends: the original's
     # order of appending, which its stable sort keeps among equal scores.
     feature, start_rank, end_rank = np.nonzero(valid)
@@ -138,9 +133,6 @@ class _Candidates:
     score = start_logit + end_logit
     example = features["example_index"][feature]
     order = np.lexsort((-score, example))  # stable: ties keep their order
-    # Where each span's pieces are in its paragraph: equal spans of
-    # overlapping windows share their text.
-    to_piece = features["doc_span_start"] - features["doc_offset"]
     self.feature = feature[order].tolist()
     self.start = start[order].tolist()
     self.end = end[order].tolist()
@@ -149,7 +141,8 @@ class _Candidates:
     self.score = score[order].tolist()
     # One number per distinct span of a paragraph's pieces: equal spans of
     # overlapping windows (or of questions on one paragraph) share a text.
-    piece_start = start + to_piece[feature]
+    piece_start = (start + features["doc_span_start"][feature]
+                   - features["doc_offset"][feature])
     paragraph = features["paragraph_index"][feature].astype(np.int64)
     self.span_key = ((paragraph << 40) | (piece_start.astype(np.int64) << 16)
                      | (end - start))[order].tolist()
@@ -184,14 +177,10 @@ class _Candidates:
     """
     best = None
     first, last = self.feature_bounds[example_index:example_index + 2]
+    positions = np.arange(self.start_logits.shape[1])
     for feature in range(first, last):
-      in_context = self.features["token_to_orig"][feature] >= 0
-      starts = in_context & (self.features["token_is_max_context"][feature]
-                             > 0)
-      positions = np.arange(len(in_context))
-      lengths = positions[None, :] - positions[:, None] + 1
-      valid = (starts[:, None] & in_context[None, :] & (lengths >= 1)
-               & (lengths <= self.options.max_answer_length))
+      valid = _valid_spans(self.features, feature, positions, positions,
+                           self.options.max_answer_length)
       if not valid.any():
         continue
       scores = np.where(valid, self.start_logits[feature].astype(
@@ -200,6 +189,20 @@ class _Candidates:
       if best is None or scores[start, end] > best[0]:
         best = (scores[start, end], feature, int(start), int(end))
     return best[1:]
+
+
+def _valid_spans(features, rows, starts, ends, max_answer_length):
+  """[..., len(starts), len(ends)]: whether each (start, end) of the rows'
+  positions is an answer the original would consider: both in the context,
+  the start in its max-context window, end >= start, at most
+  max_answer_length pieces."""
+  token_to_orig = features["token_to_orig"]
+  start_ok = (token_to_orig[rows, starts] >= 0) & (
+      features["token_is_max_context"][rows, starts] > 0)
+  end_ok = token_to_orig[rows, ends] >= 0
+  lengths = ends[..., None, :] - starts[..., :, None] + 1
+  return (start_ok[..., :, None] & end_ok[..., None, :]
+          & (lengths >= 1) & (lengths <= max_answer_length))
 
 
 def _best_indexes(logits, count):

@@ -198,11 +198,8 @@ class _ParagraphPieces:
     pieces = self.cache.get(id(paragraph))
     if pieces is None:
       pieces = self.cache[id(paragraph)] = _Pieces(
-          paragraph.doc_tokens, self.tokenizer, self.word_pieces)
-      # Keep the paragraph alive, so that its id is not reused.
-      pieces.paragraph = paragraph
-      pieces.base = self.num_pieces
-      pieces.index = len(self.cache) - 1
+          paragraph, self.tokenizer, self.word_pieces,
+          index=len(self.cache), base=self.num_pieces)
       self.num_pieces += len(pieces.ids)
     return pieces
 
@@ -217,17 +214,22 @@ class _ParagraphPieces:
 
 class _Pieces:
   """A context's word pieces: the original's all_doc_tokens,
-  tok_to_orig_index and orig_to_tok_index."""
+  tok_to_orig_index and orig_to_tok_index; the paragraph's number among
+  the distinct ones (index) and where its pieces start among all of theirs
+  (base)."""
 
-  def __init__(self, doc_tokens, tokenizer, word_pieces):
+  def __init__(self, paragraph, tokenizer, word_pieces, index, base):
+    self.paragraph = paragraph  # kept alive, so that its id is not reused
+    self.index = index
+    self.base = base
     self.tokens, tok_to_orig, self.orig_to_tok = [], [], []
-    for index, word in enumerate(doc_tokens):
+    for position, word in enumerate(paragraph.doc_tokens):
       self.orig_to_tok.append(len(self.tokens))
       pieces = word_pieces.get(word)
       if pieces is None:
         pieces = word_pieces[word] = tokenizer.tokenize(word)
       self.tokens.extend(pieces)
-      tok_to_orig.extend([index] * len(pieces))
+      tok_to_orig.extend([position] * len(pieces))
     self.ids = np.array(tokenizer.convert_tokens_to_ids(self.tokens),
                         np.int32)
     self.tok_to_orig = np.array(tok_to_orig, np.int32)

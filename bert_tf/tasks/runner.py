@@ -127,19 +127,17 @@ def run_fine_tuning(task, options, strategy):
     outputs = predict(split, options.predict_batch_size)
     predictions = task.decode(split, examples[split], features[split],
                               outputs, tokenizer)
-    names = list(task.prediction_files(split))
-    if task.can_score(split, examples[split]):
+    scored = task.can_score(split, examples[split])
+    if scored:
       results[split] = evaluate(split, predictions,
                                 options.predict_batch_size)
     if trainer.is_chief:
-      scored = split in results
-      paths = [os.path.join(options.output_dir, name) for name in names]
-      if scored:
-        paths.append(os.path.join(options.output_dir,
-                                  task.eval_results_file(split)))
+      paths = [os.path.join(options.output_dir, name) for name in
+               _prediction_outputs(task, split, examples[split])]
       with file_io.AtomicFiles(paths) as files:
         task.write_predictions(split, examples[split], features[split],
-                               predictions, files[:len(names)])
+                               predictions,
+                               files[:-1] if scored else files)
         if scored:
           files[-1].write(eval_results_text(results[split]))
       logger.info("Wrote %s for %d examples", ", ".join(
@@ -187,9 +185,7 @@ def _check_outputs(task, options, examples, init_checkpoint):
   names = [task.eval_results_file(split) for split in task.eval_splits
            if options.do_eval]
   for split in task.predict_splits if options.do_predict else ():
-    names += task.prediction_files(split)
-    if task.can_score(split, examples[split]):
-      names.append(task.eval_results_file(split))
+    names += _prediction_outputs(task, split, examples[split])
   names += [task.feature_records(split)[0] for split in examples
             if task.feature_records(split)]
   inputs = [pair for split in examples for pair in task.input_files(split)]
@@ -198,6 +194,15 @@ def _check_outputs(task, options, examples, init_checkpoint):
                                             options.vocab_file)],
       options.bert_config_file, init_checkpoint,
       [("--export_dir", options.export_dir)] if options.export_dir else [])
+
+
+def _prediction_outputs(task, split, examples):
+  """The files predicting a split writes together: its prediction files,
+  then its eval results file if its examples can be scored."""
+  names = list(task.prediction_files(split))
+  if task.can_score(split, examples):
+    names.append(task.eval_results_file(split))
+  return names
 
 
 def _write_feature_records(task, output_dir, features):
