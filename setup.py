@@ -22,6 +22,7 @@ setuptools.setup(
         "numpy",
         "scikit-learn",
         "scipy",
+        "seqeval",
     ],
     extras_require={
         "test": [

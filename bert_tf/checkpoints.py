@@ -77,16 +77,16 @@ def _resolve(model, path):
 def checkpoint_variables(model):
   """{original checkpoint name: Keras variable} for a bert_tf model.
 
-  A model declares its own names: a class attribute
-  `checkpoint_head_names` ({original name: attribute path from the model},
-  e.g. {"output_weights": "output_head.output_weights"}) for its heads, and
-  its BertEncoder as `.encoder` (a BertEncoder is its own encoder and
-  declares no heads). The encoder's names are the table above.
+  A model declares its own names: a class attribute (or a property, where
+  they depend on its arguments) `checkpoint_head_names` ({original name:
+  attribute path from the model}, e.g. {"output_weights":
+  "output_head.output_weights"}) for its heads, and its BertEncoder as
+  `.encoder` (a BertEncoder is its own encoder and declares no heads). The encoder's names are the table above.
 
   Raises:
     TypeError: the model declares no checkpoint_head_names.
   """
-  head_names = getattr(type(model), "checkpoint_head_names", None)
+  head_names = getattr(model, "checkpoint_head_names", None)
   if head_names is None:
     raise TypeError(
         f"No checkpoint name map for {type(model).__name__}: a bert_tf model "
@@ -245,6 +245,14 @@ def load_checkpoint(model, path):
   return report
 
 
+def trained_variables(variables):
+  """The trainable ones of {name: variable}: those with optimizer slots (a
+  frozen encoder has none, as the original writes none for variables it
+  does not train)."""
+  return {name: variable for name, variable in variables.items()
+          if variable.trainable}
+
+
 def load_optimizer_slots(model, optimizer, path):
   """Restores <name>/adam_m and <name>/adam_v into the optimizer's slots.
 
@@ -259,10 +267,9 @@ def load_optimizer_slots(model, optimizer, path):
   reader = _open_reader(prefix)
   stored_shapes = reader.get_variable_to_shape_map()
   variables = checkpoint_variables(model)
-  optimizer.build([variable for variable in variables.values()
-                   if variable.trainable])
+  optimizer.build(list(trained_variables(variables).values()))
   slots = {}
-  for name, variable in variables.items():
+  for name, variable in trained_variables(variables).items():
     for suffix, slot in zip(_SLOT_SUFFIXES, optimizer.slots(variable)):
       slot_name = f"{name}/{suffix}"
       if list(stored_shapes.get(slot_name, [])) != list(slot.shape):
@@ -311,8 +318,9 @@ def save_checkpoint(model, path, global_step=None, optimizer=None):
     global_step: the int64 `global_step` to store. The original always writes
       one, so None writes 0.
     optimizer: an optimizer with `slots(variable)` -> (adam_m, adam_v), such
-      as bert_tf.training.optimization.AdamWeightDecay; its slots are saved
-      as <name>/adam_m and <name>/adam_v, as the original's.
+      as bert_tf.training.optimization.AdamWeightDecay; the slots of the
+      trainable variables are saved as <name>/adam_m and <name>/adam_v, as
+      the original's.
 
   Returns:
     `path`.
@@ -320,7 +328,7 @@ def save_checkpoint(model, path, global_step=None, optimizer=None):
   tensors = {}
   for name, variable in checkpoint_variables(model).items():
     tensors[name] = tf.convert_to_tensor(variable)
-    if optimizer is not None:
+    if optimizer is not None and variable.trainable:
       for suffix, slot in zip(_SLOT_SUFFIXES, optimizer.slots(variable)):
         tensors[f"{name}/{suffix}"] = tf.convert_to_tensor(slot)
   tensors[GLOBAL_STEP] = tf.constant(global_step or 0, dtype=tf.int64)

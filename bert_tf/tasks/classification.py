@@ -65,7 +65,10 @@ class ClassificationTask(FineTuningTask):
     return f"eval_results{_suffix(split)}.txt"
 
   def prediction_files(self, split):
-    """test_results.tsv and the GLUE submission file (e.g. MRPC.tsv)."""
+    """test_results.tsv and the GLUE submission file (e.g. MRPC.tsv) of a
+    test split; none for a dev split (eval_results.txt only)."""
+    if split in self.eval_splits:
+      return ()
     suffix = _suffix(split)
     return (f"test_results{suffix}.tsv", self.task.submission_files.get(
         split, f"{self.task.name}{suffix}.tsv"))

@@ -22,7 +22,7 @@ from bert_tf.tasks.task import FineTuningTask
 from bert_tf.training import run_files
 from bert_tf.training.predictor import Predictor
 from bert_tf.training.trainer import (TrainingOptions, create_trainer,
-                                      eval_results_text, write_eval_results)
+                                      eval_results_text)
 
 logger = logging.getLogger(__name__)
 
@@ -113,27 +113,17 @@ def run_fine_tuning(task, options, strategy):
     return {"global_step": trainer.global_step, **task.evaluate(
         split, examples[split], features[split], predictions, batch_size)}
 
-  results = {}
-  for split in task.eval_splits if options.do_eval else ():
-    outputs = predict(split, options.eval_batch_size)
-    results[split] = evaluate(split, task.decode(
-        split, examples[split], features[split], outputs, tokenizer),
-                              options.eval_batch_size)
-    if trainer.is_chief:
-      write_eval_results(os.path.join(options.output_dir,
-                                      task.eval_results_file(split)),
-                         results[split])
-  for split in task.predict_splits if options.do_predict else ():
-    outputs = predict(split, options.predict_batch_size)
+  def decode_and_write(split, batch_size, scored):
+    """Predicts a split; writes its prediction files and, when scored,
+    its results, all together."""
+    outputs = predict(split, batch_size)
     predictions = task.decode(split, examples[split], features[split],
                               outputs, tokenizer)
-    scored = task.can_score(split, examples[split])
     if scored:
-      results[split] = evaluate(split, predictions,
-                                options.predict_batch_size)
+      results[split] = evaluate(split, predictions, batch_size)
     if trainer.is_chief:
       paths = [os.path.join(options.output_dir, name) for name in
-               _prediction_outputs(task, split, examples[split])]
+               _split_outputs(task, split, scored)]
       with file_io.AtomicFiles(paths) as files:
         task.write_predictions(split, examples[split], features[split],
                                predictions,
@@ -142,6 +132,13 @@ def run_fine_tuning(task, options, strategy):
           files[-1].write(eval_results_text(results[split]))
       logger.info("Wrote %s for %d examples", ", ".join(
           os.path.basename(path) for path in paths), len(examples[split]))
+
+  results = {}
+  for split in task.eval_splits if options.do_eval else ():
+    decode_and_write(split, options.eval_batch_size, scored=True)
+  for split in task.predict_splits if options.do_predict else ():
+    decode_and_write(split, options.predict_batch_size,
+                     task.can_score(split, examples[split]))
   if options.export_dir and trainer.is_chief:
     module, signatures = task.serving(trainer.model, options.vocab_file,
                                       options.do_lower_case,
@@ -182,10 +179,12 @@ def _check_outputs(task, options, examples, init_checkpoint):
   """Every file the run will write, checked against its inputs first."""
   if options.export_dir and type(task).serving is FineTuningTask.serving:
     raise ValueError(f"--export_dir: {type(task).__name__} has no export")
-  names = [task.eval_results_file(split) for split in task.eval_splits
-           if options.do_eval]
+  names = []
+  for split in task.eval_splits if options.do_eval else ():
+    names += _split_outputs(task, split, scored=True)
   for split in task.predict_splits if options.do_predict else ():
-    names += _prediction_outputs(task, split, examples[split])
+    names += _split_outputs(task, split,
+                            task.can_score(split, examples[split]))
   names += [task.feature_records(split)[0] for split in examples
             if task.feature_records(split)]
   inputs = [pair for split in examples for pair in task.input_files(split)]
@@ -196,11 +195,12 @@ def _check_outputs(task, options, examples, init_checkpoint):
       [("--export_dir", options.export_dir)] if options.export_dir else [])
 
 
-def _prediction_outputs(task, split, examples):
+def _split_outputs(task, split, scored):
   """The files predicting a split writes together: its prediction files,
-  then its eval results file if its examples can be scored."""
+  then, when it is scored (evaluated, or predicted with answers), its
+  results file."""
   names = list(task.prediction_files(split))
-  if task.can_score(split, examples):
+  if scored:
     names.append(task.eval_results_file(split))
   return names
 

@@ -9,15 +9,12 @@ answers (a dev set) is also scored with the official metrics, the best null
 threshold included (evaluation.squad_metrics).
 """
 
-import tensorflow as tf
-
 from bert_tf.data import squad, squad_answers, squad_features
 from bert_tf.evaluation import squad_metrics
 from bert_tf.models.span_labeler import BertSpanLabeler
+from bert_tf.tasks.ids_serving import ids_serving
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.training.objectives import SpanObjective
-
-ENCODER_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
 
 class SquadTask(FineTuningTask):
@@ -106,34 +103,4 @@ class SquadTask(FineTuningTask):
       squad_answers.write_json(part, writer)
 
   def serving(self, model, vocab_file, do_lower_case, max_seq_length):
-    return span_serving(model)
-
-
-class SpanServing(tf.Module):
-  """A BertSpanLabeler for export.
-
-  serving_default(input_ids, input_mask, segment_ids: int32 [batch, seq])
-      -> start_logits, end_logits [batch, seq]. Core TensorFlow ops only:
-      stock TF Serving runs it.
-  """
-
-  def __init__(self, model):
-    super().__init__()
-    self.model = model
-
-  def predict(self, inputs):
-    return self.model({name: inputs[name] for name in ENCODER_INPUTS},
-                      training=False)
-
-
-def span_serving(model):
-  """(SpanServing, its signatures) for export.write_saved_model."""
-  serving = SpanServing(model)
-  id_spec = tf.TensorSpec([None, None], tf.int32)
-
-  @tf.function(input_signature=[id_spec] * 3)
-  def serving_default(input_ids, input_mask, segment_ids):
-    return serving.predict({"input_ids": input_ids, "input_mask": input_mask,
-                            "segment_ids": segment_ids})
-
-  return serving, {"serving_default": serving_default}
+    return ids_serving(model, ("start_logits", "end_logits"))

@@ -91,14 +91,17 @@ class FineTuningTask(abc.ABC):
     return "eval_results.txt"
 
   def prediction_files(self, split):
-    """The names of the files write_predictions writes in --output_dir."""
+    """The names of the files write_predictions writes in --output_dir for
+    a split predicted or evaluated (run_ner's dev_predictions.txt); none by
+    default."""
     del split
     return ()
 
   def write_predictions(self, split, examples, features, outputs, files):
     """Writes the split's predictions (decode's result) to `files`, opened
     for writing in the order of prediction_files; they replace the old ones
-    together when all are written."""
+    together, with the split's results file when it is scored, when all
+    are written."""
     del split, examples, features, outputs, files
 
   def serving(self, model, vocab_file, do_lower_case, max_seq_length):

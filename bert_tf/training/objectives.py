@@ -114,6 +114,28 @@ class SpanObjective:
         features["is_real_example"]) for name in ("start", "end")}
 
 
+class TaggingObjective:
+  """run_ner's loss: the mean cross-entropy over the predicted positions
+  (each word's first piece) of the global batch, and their accuracy."""
+
+  denominator_epsilons = {"tagging_loss": 0.0}
+
+  def loss_denominators(self, features):
+    return {"tagging_loss": ops.sum(
+        ops.cast(features["label_mask"], "float32"))}
+
+  def loss_numerators(self, outputs, features):
+    return {"tagging_loss": ops.sum(
+        ops.cast(features["label_mask"], "float32")
+        * ops.sparse_categorical_crossentropy(
+            ops.cast(features["label_ids"], "int32"), outputs["logits"],
+            from_logits=True))}
+
+  def metric_sums(self, outputs, features):
+    return {"tagging_accuracy": accuracy_sums(
+        outputs["logits"], features["label_ids"], features["label_mask"])}
+
+
 def accuracy_sums(scores, labels, weights=None):
   """(weighted number right, sum of weights): the arg-max of scores against
   labels, as the original's tf.metrics.accuracy accumulates it.

@@ -54,7 +54,7 @@ class DigitTask(FineTuningTask):
         predicted == features["label_ids"]))}
 
   def prediction_files(self, split):
-    return ("digits.tsv",)
+    return ("digits.tsv",) if split == "test" else ()
 
   def write_predictions(self, split, texts, features, outputs, files):
     for text, row in zip(texts, outputs["probabilities"]):

@@ -1,0 +1,162 @@
+"""Token taggers for run_ner: fine-tuned and feature-based, as the paper's
+CoNLL-2003 experiments (§5.3)."""
+
+import keras
+from keras import ops
+
+from bert_tf.layers.classification_head import ClassificationHead
+from bert_tf.layers.layer_combination import (CONCAT, WEIGHTED_SUM,
+                                               LayerCombination)
+from bert_tf.models.encoder import BertEncoder, as_config
+
+
+def _tag_outputs(head, features):
+  """{logits, probabilities} [batch, seq, labels] (float32)."""
+  logits = ops.cast(head(features), "float32")
+  return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
+
+
+class BertTagger(keras.Model):
+  """The encoder fine-tuned, one dense layer over every position's final
+  hidden state (dropout hidden_dropout_prob before it), no CRF.
+
+  Checkpoint head: cls/ner/output_weights [num_labels, hidden_size] and
+  cls/ner/output_bias [num_labels], named as run_squad's cls/squad head.
+
+  Args:
+    config: a BertConfig (or its dict).
+    num_labels: the number of tags.
+
+  Inputs: the encoder's dict. Outputs: logits and probabilities
+    [batch_size, seq_length, num_labels].
+
+  Example:
+    >>> from bert_tf.config import BertConfig
+    >>> config = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2,
+    ...                     num_attention_heads=2, intermediate_size=32)
+    >>> model = BertTagger(config, num_labels=9)
+    >>> model({"input_ids": ops.ones((2, 4), "int32")})["logits"].shape
+    TensorShape([2, 4, 9])
+  """
+
+  checkpoint_head_names = {"cls/ner/output_weights": "tag_head.output_weights",
+                           "cls/ner/output_bias": "tag_head.output_bias"}
+
+  def __init__(self, config, num_labels, **kwargs):
+    super().__init__(**kwargs)
+    self.config = as_config(config)
+    self.num_labels = num_labels
+    self.encoder = BertEncoder(self.config, name="bert")
+    self.dropout = keras.layers.Dropout(self.config.hidden_dropout_prob)
+    self.tag_head = ClassificationHead(
+        num_classes=num_labels, initializer_range=self.config.initializer_range,
+        name="ner")
+    self.build()
+
+  def build(self, input_shape=None):
+    self.tag_head.build((None, None, self.config.hidden_size))
+    self.built = True
+
+  def call(self, inputs, training=None):
+    sequence_output = self.encoder(inputs, training=training)[
+        "sequence_output"]
+    return _tag_outputs(self.tag_head,
+                        self.dropout(sequence_output, training=training))
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(config=self.config.to_dict(), num_labels=self.num_labels)
+    return config
+
+  @classmethod
+  def from_config(cls, config):
+    return cls(**config)
+
+
+class BertFeatureTagger(keras.Model):
+  """The paper's feature-based tagger: the encoder frozen (not trained, run
+  without dropout), chosen layers of it combined (LayerCombination), a
+  randomly initialised two-layer BiLSTM over the real tokens, and a dense
+  layer per position.
+
+  Checkpoint head (under ner/): layer_weights and layer_scale for a
+  weighted sum; bilstm_<k>/<fw|bw>/{kernel, recurrent_kernel, bias} for
+  each BiLSTM layer k (Keras' LSTM layout, gates i, f, c, o); output_weights
+  and output_bias. The encoder keeps its bert/ names, and its values are
+  those it was loaded with.
+
+  Args:
+    config: a BertConfig (or its dict).
+    num_labels: the number of tags.
+    selected_layers, combination: as LayerCombination.
+    lstm_units: each direction's LSTM size (the paper's 768).
+
+  Inputs: the encoder's dict. Outputs: as BertTagger.
+  """
+
+  def __init__(self, config, num_labels, selected_layers, combination,
+               lstm_units=768, **kwargs):
+    super().__init__(**kwargs)
+    self.config = as_config(config)
+    self.num_labels = num_labels
+    self.lstm_units = lstm_units
+    self.encoder = BertEncoder(self.config, name="bert")
+    self.encoder.trainable = False
+    self.combination = LayerCombination(selected_layers, combination,
+                                        name="layer_combination")
+    self.bilstms = [
+        keras.layers.Bidirectional(
+            keras.layers.LSTM(lstm_units, return_sequences=True),
+            name=f"bilstm_{index}") for index in range(2)]
+    self.tag_head = ClassificationHead(
+        num_classes=num_labels, initializer_range=self.config.initializer_range,
+        name="ner")
+    self.build()
+
+  @property
+  def checkpoint_head_names(self):
+    names = {"ner/output_weights": "tag_head.output_weights",
+             "ner/output_bias": "tag_head.output_bias"}
+    if self.combination.combination == WEIGHTED_SUM:
+      names["ner/layer_weights"] = "combination.layer_weights"
+      names["ner/layer_scale"] = "combination.scale"
+    for index in range(len(self.bilstms)):
+      for short, direction in (("fw", "forward_layer"),
+                               ("bw", "backward_layer")):
+        for weight in ("kernel", "recurrent_kernel", "bias"):
+          names[f"ner/bilstm_{index}/{short}/{weight}"] = (
+              f"bilstms.{index}.{direction}.cell.{weight}")
+    return names
+
+  def build(self, input_shape=None):
+    hidden = self.config.hidden_size
+    width = hidden * (len(self.combination.selected_layers)
+                      if self.combination.combination == CONCAT else 1)
+    self.combination.build()
+    for bilstm in self.bilstms:
+      bilstm.build((None, None, width))
+      width = 2 * self.lstm_units
+    self.tag_head.build((None, None, width))
+    self.built = True
+
+  def call(self, inputs, training=None):
+    encoder_outputs = self.encoder(inputs, training=False)
+    features = self.combination(encoder_outputs)
+    mask = None
+    if inputs.get("input_mask") is not None:
+      mask = ops.cast(inputs["input_mask"], "bool")
+    for bilstm in self.bilstms:
+      features = bilstm(features, mask=mask, training=training)
+    return _tag_outputs(self.tag_head, features)
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(config=self.config.to_dict(), num_labels=self.num_labels,
+                  selected_layers=list(self.combination.selected_layers),
+                  combination=self.combination.combination,
+                  lstm_units=self.lstm_units)
+    return config
+
+  @classmethod
+  def from_config(cls, config):
+    return cls(**config)

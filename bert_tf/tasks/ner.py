@@ -1,0 +1,128 @@
+"""CoNLL-2003 named-entity recognition as the paper's §5.3: run_ner's task.
+
+Sentences come from the CoNLL-2003 files (data.conll: eng.train, eng.testa
+and eng.testb as train, dev and test), become first-piece tagging features
+with sentence windows and, optionally, document context
+(data.tagging_features); the model is the fine-tuned BertTagger or the
+feature-based BertFeatureTagger on a frozen encoder. Each split predicted
+or evaluated is scored at the entity level as conlleval scores it
+(evaluation.entity_metrics) and written in conlleval's input format, in the
+input's tag scheme.
+"""
+
+import dataclasses
+import os
+
+import numpy as np
+
+from bert_tf.data import conll, tagging_features
+from bert_tf.evaluation.entity_metrics import entity_metrics
+from bert_tf.layers import layer_combination
+from bert_tf.models.tagger import BertFeatureTagger, BertTagger
+from bert_tf.tasks.ids_serving import ids_serving
+from bert_tf.tasks.task import FineTuningTask
+from bert_tf.training.objectives import TaggingObjective
+
+# The CoNLL-2003 distribution's names of the splits.
+SPLIT_FILES = {"train": "eng.train", "dev": "eng.testa", "test": "eng.testb"}
+# The smallest probability eval_loss takes the log of.
+_TINY = 1e-12
+
+
+@dataclasses.dataclass
+class TaggedSentences:
+  """decode's result: each sentence's predicted tags, in the split's own
+  scheme, and the mean cross-entropy of the gold tags."""
+  tags: list
+  loss: float
+
+
+class NerTask(FineTuningTask):
+  """CoNLL-2003 NER from data_dir.
+
+  Args:
+    data_dir: the directory of eng.train, eng.testa and eng.testb.
+    document_context: fill each sequence with the sentence's neighbours
+      from its document.
+    feature_based: None to fine-tune; a layer_combination.FEATURE_CHOICES
+      name to train a BiLSTM on those layers of the frozen encoder.
+    lstm_units: the feature-based BiLSTM's size per direction.
+  """
+
+  eval_splits = ("dev",)
+  predict_splits = ("test",)
+  objective = TaggingObjective()
+
+  def __init__(self, data_dir, document_context=False, feature_based=None,
+               lstm_units=768):
+    if feature_based is not None:
+      layer_combination.check_feature_choice(feature_based)
+    if lstm_units < 1:
+      raise ValueError(f"--lstm_units={lstm_units}: must be at least 1")
+    self.data_dir = data_dir
+    self.document_context = document_context
+    self.feature_based = feature_based
+    self.lstm_units = lstm_units
+
+  def input_files(self, split):
+    return [("--data_dir", os.path.join(self.data_dir, SPLIT_FILES[split]))]
+
+  def read_examples(self, split):
+    path = self.input_files(split)[0][1]
+    sentences = conll.read_conll(path)
+    if not sentences:
+      raise ValueError(f"{path}: no sentences")
+    return sentences
+
+  def convert_examples(self, split, examples, tokenizer, max_seq_length):
+    return tagging_features.convert_sentences(
+        examples, tokenizer, max_seq_length, self.document_context)
+
+  def build_model(self, config):
+    if self.feature_based is None:
+      return BertTagger(config, len(conll.LABELS))
+    selected_layers, combination = layer_combination.feature_layers(
+        self.feature_based, config.num_hidden_layers)
+    return BertFeatureTagger(config, len(conll.LABELS), selected_layers,
+                             combination, self.lstm_units)
+
+  def decode(self, split, examples, features, outputs, tokenizer):
+    """Each word's arg-max tag (from its first piece) in the file's
+    scheme, and eval_loss over the words."""
+    positions = features["word_ids"] >= 0
+    word_order = np.argsort(features["word_ids"][positions])
+    probabilities = outputs["probabilities"][positions][word_order]
+    gold = features["label_ids"][positions][word_order]
+    loss = float(np.mean(-np.log(np.maximum(
+        probabilities[np.arange(len(gold)), gold], _TINY))))
+    predicted = iter(np.argmax(probabilities, axis=-1).tolist())
+    scheme = conll.detect_scheme(examples)
+    tags = [conll.from_iob2([conll.LABELS[next(predicted)]
+                             for _ in sentence.words], scheme)
+            for sentence in examples]
+    return TaggedSentences(tags, loss)
+
+  def can_score(self, split, examples):
+    return True  # every CoNLL line has its gold tag
+
+  def evaluate(self, split, examples, features, outputs, batch_size):
+    return {"eval_loss": outputs.loss, **entity_metrics(
+        [sentence.tags for sentence in examples], outputs.tags)}
+
+  def eval_results_file(self, split):
+    return "eval_results.txt" if split == "dev" else f"{split}_results.txt"
+
+  def prediction_files(self, split):
+    return (f"{split}_predictions.txt",)
+
+  def write_predictions(self, split, examples, features, outputs, files):
+    """conlleval's input: `word gold predicted` per word, a blank line
+    after each sentence."""
+    (writer,) = files
+    for sentence, predicted in zip(examples, outputs.tags):
+      writer.write("".join(f"{word} {gold} {tag}\n" for word, gold, tag in
+                           zip(sentence.words, sentence.tags, predicted)))
+      writer.write("\n")
+
+  def serving(self, model, vocab_file, do_lower_case, max_seq_length):
+    return ids_serving(model, ("probabilities",))

@@ -1,0 +1,58 @@
+"""Fine-tunes BERT on CoNLL-2003 NER (or trains a BiLSTM on its frozen
+features), evaluates, predicts, exports: the paper's §5.3.
+
+    python run_scripts/run_ner.py --data_dir=$CONLL_DIR \\
+      --vocab_file=$BERT_BASE_DIR/vocab.txt \\
+      --bert_config_file=$BERT_BASE_DIR/bert_config.json \\
+      --init_checkpoint=$BERT_BASE_DIR/bert_model.ckpt --do_lower_case=false \\
+      --do_train=true --do_eval=true --do_predict=true \\
+      --max_seq_length=128 --train_batch_size=32 --learning_rate=5e-5 \\
+      --num_train_epochs=3.0 --output_dir=/tmp/ner_output/
+
+--data_dir holds eng.train, eng.testa and eng.testb (train, dev, test) as
+the CoNLL-2003 distribution names them. Writes eval_results.txt (dev) and
+test_results.txt (test): entity precision, recall and F1 as conlleval counts
+them, overall and per type, eval_loss and global_step; dev_predictions.txt
+and test_predictions.txt in conlleval's input format; checkpoints in the
+release format (resumable); with --export_dir a TF Serving SavedModel
+(per-position tag probabilities, labels in bert_tf.data.conll.LABELS order).
+The shared flags: see fine_tuning_flags.py and training_flags.py.
+"""
+
+from absl import flags
+
+import fine_tuning_flags
+import program
+from bert_tf.layers.layer_combination import FEATURE_CHOICES
+from bert_tf.tasks.ner import NerTask
+
+flags.DEFINE_string(
+    "data_dir", None,
+    "The directory of the CoNLL-2003 files eng.train, eng.testa (dev) and "
+    "eng.testb (test).")
+flags.DEFINE_bool(
+    "document_context", True,
+    "Fill each sequence with the sentence's neighbours from its document "
+    "(the paper's maximal document context); only the sentence's own words "
+    "are predicted. --nodocument_context: the sentence alone.")
+flags.DEFINE_enum(
+    "feature_based", None, list(FEATURE_CHOICES),
+    "Feature-based instead of fine-tuned (the paper's Table 7): the encoder "
+    "frozen, these of its layers fed to a two-layer BiLSTM and a classifier.")
+flags.DEFINE_integer(
+    "lstm_units", 768,
+    "With --feature_based: the BiLSTM's size per direction (the paper's "
+    "768).")
+# --help lists the shared fine-tuning flags with this script's own.
+flags.adopt_module_key_flags(fine_tuning_flags)
+FLAGS = flags.FLAGS
+
+
+def main(_):
+  fine_tuning_flags.run(NerTask(FLAGS.data_dir, FLAGS.document_context,
+                                FLAGS.feature_based, FLAGS.lstm_units))
+
+
+if __name__ == "__main__":
+  program.run(main, required_flags=["data_dir",
+                                    *fine_tuning_flags.REQUIRED_FLAGS])
