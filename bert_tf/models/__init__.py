@@ -4,3 +4,4 @@ from bert_tf.models.classifier import BertClassifier
 from bert_tf.models.encoder import BertEncoder
 from bert_tf.models.pretrainer import BertPretrainer
 from bert_tf.models.span_labeler import BertSpanLabeler
+from bert_tf.models.tagger import BertFeatureTagger, BertTagger

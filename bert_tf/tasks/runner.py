@@ -98,9 +98,11 @@ def run_fine_tuning(task, options, strategy):
   if options.do_train:
     logger.info("  Num steps = %d, warmup %d", num_train_steps,
                 num_warmup_steps)
+    # A resumed run goes on with the batches after the checkpoint's (the
+    # same ones an unbroken run reads, given --seed), not the first ones.
     trainer.train(batching.feature_dataset(
         features[task.train_split], options.train_batch_size, True,
-        options.seed))
+        options.seed).skip(trainer.global_step))
 
   predictor = Predictor(strategy, trainer.model, options.training.use_xla)
 

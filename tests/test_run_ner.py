@@ -1,0 +1,251 @@
+"""run_scripts/run_ner.py end to end on a synthetic CoNLL-2003 corpus."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import bert_tf
+from bert_tf import tokenization
+from bert_tf.data import conll, tagging_features
+from bert_tf.evaluation.entity_metrics import entity_metrics
+from tests.conll_fixtures import synthetic_conll
+from tests.helpers import (PROJECT_DIR, assert_checkpoints_close,
+                           assert_fails_in_one_line, run_script,
+                           run_script_cases, tiny_config)
+from tests.serving import serve_export
+from tests.squad_fixtures import DEMO_VOCAB
+
+VOCAB_SIZE = len(open(DEMO_VOCAB, encoding="utf-8").readlines())
+# No dropout: a resumed run then ends with the weights of an unbroken one.
+NO_DROPOUT = dict(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+TRAINING = dict(max_seq_length=64, train_batch_size=16, learning_rate=2e-3,
+                num_train_epochs=6, iterations_per_loop=10,
+                save_checkpoints_steps=40, seed=1)
+
+
+def write_corpus(data_dir):
+  data_dir.mkdir(exist_ok=True)
+  for seed, (name, documents) in enumerate(
+      (("eng.train", 150), ("eng.testa", 30), ("eng.testb", 30))):
+    synthetic_conll(data_dir / name, seed, documents)
+
+
+def common_flags(tmp_path, num_hidden_layers=2, **overrides):
+  config = tmp_path / f"bert_config_{num_hidden_layers}.json"
+  config.write_text(tiny_config(vocab_size=VOCAB_SIZE,
+                                num_hidden_layers=num_hidden_layers,
+                                **NO_DROPOUT).to_json_string())
+  return {"vocab_file": DEMO_VOCAB, "bert_config_file": config,
+          "data_dir": tmp_path / "data", **TRAINING, **overrides}
+
+
+def read_results(path):
+  return dict(line.split(" = ") for line in path.read_text().splitlines())
+
+
+def run_ner(flag_values):
+  result = run_script("run_ner.py", flag_values)
+  assert result.returncode == 0, result.stderr[-3000:]
+  return result
+
+
+@pytest.fixture(scope="module")
+def ner_run(tmp_path_factory):
+  """A tiny random BERT fine-tuned on the synthetic corpus: dev evaluated,
+  test predicted, exported."""
+  tmp_path = tmp_path_factory.mktemp("ner")
+  write_corpus(tmp_path / "data")
+  flag_values = common_flags(tmp_path, output_dir=tmp_path / "output",
+                             do_train=True, do_eval=True, do_predict=True,
+                             export_dir=tmp_path / "export")
+  run_ner(flag_values)
+  return tmp_path, flag_values
+
+
+def test_fine_tuning_learns_the_entities(ner_run):
+  tmp_path, _ = ner_run
+  for name in ("eval_results.txt", "test_results.txt"):
+    results = read_results(tmp_path / "output" / name)
+    assert float(results["eval_f1"]) >= 0.9, (name, results)
+    assert results["global_step"] == "191"
+    assert sorted(results) == sorted(
+        ["eval_f1", "eval_precision", "eval_recall", "eval_loss",
+         "global_step"] + [f"eval_{kind}_{figure}"
+                           for kind in conll.ENTITY_TYPES
+                           for figure in ("f1", "precision", "recall")])
+
+
+@pytest.mark.parametrize("split,file_name,results_name", [
+    ("dev", "eng.testa", "eval_results.txt"),
+    ("test", "eng.testb", "test_results.txt")])
+def test_predictions_are_conlleval_input_in_file_order(ner_run, split,
+                                                       file_name,
+                                                       results_name):
+  tmp_path, _ = ner_run
+  sentences = conll.read_conll(str(tmp_path / "data" / file_name))
+  blocks = (tmp_path / "output" / f"{split}_predictions.txt").read_text() \
+      .split("\n\n")
+  assert blocks[-1] == "" and len(blocks) == len(sentences) + 1
+  predicted = []
+  for sentence, block in zip(sentences, blocks):
+    rows = [line.split(" ") for line in block.splitlines()]
+    assert [row[:2] for row in rows] == [list(pair) for pair in
+                                         zip(sentence.words, sentence.tags)]
+    predicted.append([row[2] for row in rows])
+  # IOB1 like the input: no B- except between two entities of one type.
+  assert conll.detect_scheme([conll.Sentence(["w"] * len(tags), tags, 0, 0)
+                              for tags in predicted]) == conll.IOB1
+  assert all(conll.from_iob2(conll.to_iob2(tags), conll.IOB1) == tags
+             for tags in predicted)
+  # The results are the entity F1 of exactly the tags written.
+  results = read_results(tmp_path / "output" / results_name)
+  expected = entity_metrics([sentence.tags for sentence in sentences],
+                            predicted)
+  assert results["eval_f1"] == str(np.float32(expected["eval_f1"]))
+
+
+def test_the_export_serves_the_tag_probabilities(ner_run):
+  tmp_path, flag_values = ner_run
+  tokenizer = tokenization.FullTokenizer(DEMO_VOCAB, True)
+  sentences = conll.read_conll(str(tmp_path / "data" / "eng.testb"))[:5]
+  features = tagging_features.convert_sentences(sentences, tokenizer, 64,
+                                                document_context=True)
+  signatures, outputs = serve_export(
+      tmp_path / "export" / "1",
+      {"serving_default": {name: features[name] for name in
+                           ("input_ids", "input_mask", "segment_ids")}},
+      tmp_path)
+  assert signatures == ["serving_default"]
+  probabilities = np.array(outputs["serving_default"]["probabilities"])
+  assert probabilities.shape == (len(features["input_ids"]), 64, 9)
+  model = bert_tf.models.BertTagger(
+      bert_tf.BertConfig.from_json_file(str(flag_values["bert_config_file"])),
+      num_labels=9)
+  bert_tf.load_checkpoint(model, str(tmp_path / "output" / "model.ckpt-191"))
+  expected = model({name: features[name] for name in
+                    ("input_ids", "input_mask", "segment_ids")})
+  np.testing.assert_allclose(probabilities, expected["probabilities"],
+                             atol=1e-5)
+  shapes = tf.train.load_checkpoint(
+      str(tmp_path / "output" / "model.ckpt-191")).get_variable_to_shape_map()
+  assert shapes["cls/ner/output_weights"] == [9, 32]
+  assert shapes["cls/ner/output_bias"] == [9]
+
+
+def test_a_killed_run_resumes_with_the_batches_it_had_not_seen(ner_run,
+                                                               tmp_path):
+  """SIGKILL after a checkpoint; the same command finishes with the
+  weights of the unbroken run (same --seed, no dropout)."""
+  straight_path, flag_values = ner_run
+  output_dir = tmp_path / "killed"
+  flag_values = {**flag_values, "output_dir": output_dir,
+                 "export_dir": tmp_path / "export"}
+  command = [sys.executable, os.path.join(PROJECT_DIR, "run_scripts",
+                                          "run_ner.py"),
+             *[f"--{name}={value}" for name, value in flag_values.items()]]
+  process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+  deadline = time.time() + 300
+  while not (output_dir / "model.ckpt-40.index").exists():
+    assert process.poll() is None and time.time() < deadline
+    time.sleep(0.005)
+  process.send_signal(signal.SIGKILL)
+  process.wait()
+  killed_at = int(tf.train.latest_checkpoint(str(output_dir)).split("-")[-1])
+  assert killed_at < 191, "the run ended before it could be killed"
+  resumed = run_ner(flag_values)
+  assert f"Training from step {killed_at} to 191" in resumed.stderr
+  assert_checkpoints_close(str(output_dir / "model.ckpt-191"),
+                           str(straight_path / "output" / "model.ckpt-191"),
+                           atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def feature_based_run(tmp_path_factory):
+  """A BiLSTM on the last four layers of a frozen random 4-layer encoder
+  (loaded from --init_checkpoint)."""
+  tmp_path = tmp_path_factory.mktemp("ner_features")
+  write_corpus(tmp_path / "data")
+  flag_values = common_flags(tmp_path, num_hidden_layers=4)
+  encoder = bert_tf.models.BertEncoder(bert_tf.BertConfig.from_json_file(
+      str(flag_values["bert_config_file"])))
+  bert_tf.save_checkpoint(encoder, str(tmp_path / "encoder.ckpt"))
+  run_ner({**flag_values, "output_dir": tmp_path / "output",
+           "do_train": True, "do_eval": True,
+           "init_checkpoint": tmp_path / "encoder.ckpt",
+           "feature_based": "concat_last_four", "lstm_units": 32,
+           "learning_rate": 5e-3, "num_train_epochs": 10})
+  return tmp_path
+
+
+def test_feature_based_learns_on_the_frozen_encoder(feature_based_run):
+  tmp_path = feature_based_run
+  results = read_results(tmp_path / "output" / "eval_results.txt")
+  assert float(results["eval_f1"]) >= 0.9, results
+  ours = tf.train.load_checkpoint(str(tmp_path / "output" / "model.ckpt-319"))
+  init = tf.train.load_checkpoint(str(tmp_path / "encoder.ckpt"))
+  encoder_names = [name for name in init.get_variable_to_shape_map()
+                   if name.startswith("bert/")]
+  assert len(encoder_names) == 5 + 16 * 4 + 2
+  for name in encoder_names:
+    np.testing.assert_array_equal(ours.get_tensor(name),
+                                  init.get_tensor(name), err_msg=name)
+  shapes = ours.get_variable_to_shape_map()
+  assert not any(name.startswith("bert/") and name.endswith("/adam_m")
+                 for name in shapes)
+  assert shapes["ner/bilstm_0/fw/kernel"] == [4 * 32, 4 * 32]
+  assert shapes["ner/bilstm_1/bw/recurrent_kernel"] == [32, 4 * 32]
+  assert shapes["ner/output_weights"] == [9, 64]
+  assert "ner/bilstm_1/bw/kernel/adam_m" in shapes
+
+
+def test_bad_input_stops_before_anything_is_written(tmp_path):
+  write_corpus(tmp_path / "data")
+  bad = {
+      "columns": "-DOCSTART- -X- -X- O\n\nEU NNP I-NP I-ORG\nrejects VBZ O\n",
+      "tag": "EU NNP I-NP I-ORG\ncall NN I-NP I-FOO\n",
+      "empty": "-DOCSTART- -X- -X- O\n\n",
+  }
+  for name, text in bad.items():
+    (tmp_path / name).mkdir()
+    for split in ("eng.train", "eng.testa", "eng.testb"):
+      (tmp_path / name / split).write_text(
+          text if split == "eng.testa" else
+          (tmp_path / "data" / split).read_text())
+  flag_values = common_flags(tmp_path, do_train=True, do_eval=True)
+  cases = {
+      r"columns/eng.testa:4: expected 4 columns \(word, POS, chunk, NER "
+      r"tag\), found 3": {"data_dir": tmp_path / "columns"},
+      r"tag/eng.testa:2: unknown NER tag 'I-FOO'": {
+          "data_dir": tmp_path / "tag"},
+      r"empty/eng.testa: no sentences": {"data_dir": tmp_path / "empty"},
+      r"--data_dir=.*missing/eng.train does not exist": {
+          "data_dir": tmp_path / "missing"},
+      r"--feature_based=concat_last_four: layer -3 does not exist in a "
+      r"model of 2 layers": {"feature_based": "concat_last_four"},
+  }
+  outcomes = run_script_cases("run_ner.py", [
+      {**flag_values, "output_dir": tmp_path / f"output{number}", **case}
+      for number, case in enumerate(cases.values())])
+  for number, (expected, outcome) in enumerate(zip(cases, outcomes)):
+    assert_fails_in_one_line(outcome, "run_ner", expected)
+    assert not (tmp_path / f"output{number}").exists()
+
+
+def test_help_lists_the_flags():
+  result = run_script("run_ner.py", {"helpfull": "true"})
+  for name in ("data_dir", "vocab_file", "bert_config_file",
+               "init_checkpoint", "do_lower_case", "max_seq_length",
+               "do_train", "do_eval", "do_predict", "train_batch_size",
+               "eval_batch_size", "predict_batch_size", "learning_rate",
+               "num_train_epochs", "warmup_proportion", "output_dir",
+               "export_dir", "document_context", "feature_based",
+               "lstm_units", "use_tpu", "distribution_strategy"):
+    assert re.search(rf"--(\[no\])?{name}\b", result.stdout), name
