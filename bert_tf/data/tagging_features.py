@@ -164,11 +164,10 @@ def _assemble(rows, labels, max_seq_length, cls_id, sep_id):
           "is_real_example": np.ones(count, np.int32)}
 
 
-def predicted_label_ids(features, probabilities, num_words):
-  """Each word's arg-max label id from the per-position probabilities
-  [n, max_seq_length, labels] of the features, in word order."""
+def word_values(features, values):
+  """values [n, max_seq_length, ...] (the model's outputs on the features,
+  or a feature) at each word's first piece: [number of words, ...], in
+  word order."""
   positions = features["word_ids"] >= 0
-  predicted = np.full(num_words, -1, np.int64)
-  predicted[features["word_ids"][positions]] = np.argmax(
-      probabilities, axis=-1)[positions]
-  return predicted
+  order = np.argsort(features["word_ids"][positions])
+  return np.asarray(values)[positions][order]

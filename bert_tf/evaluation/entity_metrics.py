@@ -6,6 +6,8 @@ conlleval's overall figures are the micro average. Types are those found
 in the gold tags or the predictions, as conlleval lists them.
 """
 
+import warnings
+
 from seqeval.metrics import classification_report
 
 
@@ -19,8 +21,12 @@ def entity_metrics(gold_tags, predicted_tags):
   Returns:
     Fractions in [0, 1]; 0 where a figure has no entities to count.
   """
-  report = classification_report(gold_tags, predicted_tags,
-                                 output_dict=True, zero_division=0)
+  with warnings.catch_warnings():
+    # The macro average of no types at all (no entities anywhere) is a
+    # mean of nothing, which this function does not report.
+    warnings.simplefilter("ignore", RuntimeWarning)
+    report = classification_report(gold_tags, predicted_tags,
+                                   output_dict=True, zero_division=0)
   results = {}
   for name, figures in report.items():
     if name.endswith(" avg") and name != "micro avg":

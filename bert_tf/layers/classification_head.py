@@ -28,6 +28,8 @@ class ClassificationHead(keras.layers.Layer):
     super().__init__(**kwargs)
     self.num_classes = num_classes
     self.initializer_range = initializer_range
+    # Per position, so a padding mask (run_ner's BiLSTM's) passes through.
+    self.supports_masking = True
 
   def build(self, input_shape):
     self.output_weights = self.add_weight(
