@@ -4,9 +4,11 @@ import glob
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -124,6 +126,33 @@ def assert_fails_in_one_line(result, script, expected):
   assert code == 1 and "\n" not in message.strip(), message[-3000:]
   assert message.startswith(f"{script.removesuffix('.py')}: "), message
   assert re.search(expected, message), message
+
+
+def assert_cases_fail_before_writing(script, flag_values, cases, tmp_path):
+  """Runs each {expected error (a regular expression): flags} case of
+  `cases` with flag_values and its own --output_dir; each fails in one line
+  and leaves its output_dir unmade."""
+  outcomes = run_script_cases(script, [
+      {**flag_values, "output_dir": tmp_path / f"output{number}", **case}
+      for number, case in enumerate(cases.values())])
+  for number, (expected, outcome) in enumerate(zip(cases, outcomes)):
+    assert_fails_in_one_line(outcome, script, expected)
+    assert not (tmp_path / f"output{number}").exists()
+
+
+def kill_after_checkpoint(script, flag_values, checkpoint_index):
+  """Starts run_scripts/<script> with flag_values and SIGKILLs it as soon as
+  `checkpoint_index` (a path) exists."""
+  command = [sys.executable, os.path.join(PROJECT_DIR, "run_scripts", script),
+             *[f"--{name}={value}" for name, value in flag_values.items()]]
+  process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+  deadline = time.time() + 300
+  while not os.path.exists(checkpoint_index):
+    assert process.poll() is None and time.time() < deadline
+    time.sleep(0.005)
+  process.send_signal(signal.SIGKILL)
+  process.wait()
 
 
 def assert_checkpoints_close(ours, theirs, atol):

@@ -1,11 +1,6 @@
 """run_scripts/run_ner.py end to end on a synthetic CoNLL-2003 corpus."""
 
-import os
 import re
-import signal
-import subprocess
-import sys
-import time
 
 import numpy as np
 import pytest
@@ -16,9 +11,9 @@ from bert_tf import tokenization
 from bert_tf.data import conll, tagging_features
 from bert_tf.evaluation.entity_metrics import entity_metrics
 from tests.conll_fixtures import synthetic_conll
-from tests.helpers import (PROJECT_DIR, assert_checkpoints_close,
-                           assert_fails_in_one_line, run_script,
-                           run_script_cases, tiny_config)
+from tests.helpers import (assert_cases_fail_before_writing,
+                           assert_checkpoints_close, kill_after_checkpoint,
+                           run_script, tiny_config)
 from tests.serving import serve_export
 from tests.squad_fixtures import DEMO_VOCAB
 
@@ -147,17 +142,8 @@ def test_a_killed_run_resumes_with_the_batches_it_had_not_seen(ner_run,
   output_dir = tmp_path / "killed"
   flag_values = {**flag_values, "output_dir": output_dir,
                  "export_dir": tmp_path / "export"}
-  command = [sys.executable, os.path.join(PROJECT_DIR, "run_scripts",
-                                          "run_ner.py"),
-             *[f"--{name}={value}" for name, value in flag_values.items()]]
-  process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-  deadline = time.time() + 300
-  while not (output_dir / "model.ckpt-40.index").exists():
-    assert process.poll() is None and time.time() < deadline
-    time.sleep(0.005)
-  process.send_signal(signal.SIGKILL)
-  process.wait()
+  kill_after_checkpoint("run_ner.py", flag_values,
+                        output_dir / "model.ckpt-40.index")
   killed_at = int(tf.train.latest_checkpoint(str(output_dir)).split("-")[-1])
   assert killed_at < 191, "the run ended before it could be killed"
   resumed = run_ner(flag_values)
@@ -231,12 +217,7 @@ def test_bad_input_stops_before_anything_is_written(tmp_path):
       r"--feature_based=concat_last_four: layer -3 does not exist in a "
       r"model of 2 layers": {"feature_based": "concat_last_four"},
   }
-  outcomes = run_script_cases("run_ner.py", [
-      {**flag_values, "output_dir": tmp_path / f"output{number}", **case}
-      for number, case in enumerate(cases.values())])
-  for number, (expected, outcome) in enumerate(zip(cases, outcomes)):
-    assert_fails_in_one_line(outcome, "run_ner", expected)
-    assert not (tmp_path / f"output{number}").exists()
+  assert_cases_fail_before_writing("run_ner.py", flag_values, cases, tmp_path)
 
 
 def test_help_lists_the_flags():

@@ -3,9 +3,6 @@
 import dataclasses
 import json
 import os
-import signal
-import subprocess
-import sys
 import time
 
 import numpy as np
@@ -18,10 +15,10 @@ from bert_tf.data.pretraining_dataset import pretraining_dataset
 from bert_tf.data.pretraining_instances import TrainingInstance
 from bert_tf.training import optimization
 from bert_tf.training.checkpoint_manager import CheckpointManager
-from tests.helpers import (ORIGINAL_TINY, ORIGINAL_TINY_TRAIN, PROJECT_DIR,
+from tests.helpers import (ORIGINAL_TINY, ORIGINAL_TINY_TRAIN,
                            assert_checkpoints_close, assert_fails_in_one_line,
-                           free_port, read_scalars, run_script,
-                           run_script_cases, run_two_workers,
+                           free_port, kill_after_checkpoint, read_scalars,
+                           run_script, run_script_cases, run_two_workers,
                            save_listed_checkpoint)
 
 ORIGINAL_FLAGS = {
@@ -143,17 +140,8 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path):
   output_dir = tmp_path / "killed"
   flag_values = {**ORIGINAL_FLAGS, **steps, "output_dir": output_dir,
                  "do_train": True}
-  command = [sys.executable,
-             os.path.join(PROJECT_DIR, "run_scripts", "run_pretraining.py"),
-             *[f"--{name}={value}" for name, value in flag_values.items()]]
-  process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-  deadline = time.time() + 300
-  while not (output_dir / "model.ckpt-50.index").exists():
-    assert process.poll() is None and time.time() < deadline
-    time.sleep(0.01)
-  process.send_signal(signal.SIGKILL)
-  process.wait()
+  kill_after_checkpoint("run_pretraining.py", flag_values,
+                        output_dir / "model.ckpt-50.index")
   killed_at = int(tf.train.latest_checkpoint(str(output_dir)).split("-")[-1])
   assert killed_at < 600, "the run ended before it could be killed"
 

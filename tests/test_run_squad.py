@@ -12,7 +12,7 @@ import bert_tf
 from bert_tf import tokenization
 from bert_tf.data import squad, squad_features
 from bert_tf.models import BertSpanLabeler
-from tests.helpers import (assert_fails_in_one_line, run_script,
+from tests.helpers import (assert_cases_fail_before_writing, run_script,
                            run_script_cases, run_two_workers, tiny_config)
 from tests.serving import serve_export
 from tests.squad_fixtures import DEMO_VOCAB, synthetic_squad
@@ -182,12 +182,8 @@ def test_bad_input_stops_before_anything_is_written(tmp_path):
           "predict_file": tmp_path / "good.json",
           "output_dir": tmp_path / "good.json"},
   }
-  outcomes = run_script_cases("run_squad.py", [
-      {**flag_values, "output_dir": tmp_path / f"output{number}", **case}
-      for number, case in enumerate(cases.values())])
-  for number, (expected, outcome) in enumerate(zip(cases, outcomes)):
-    assert_fails_in_one_line(outcome, "run_squad", expected)
-    assert not (tmp_path / f"output{number}").exists()
+  assert_cases_fail_before_writing("run_squad.py", flag_values, cases,
+                                   tmp_path)
 
 
 def test_help_lists_the_original_flags():

@@ -109,13 +109,7 @@ def to_iob2(tags):
   """Tags of either scheme with B- at every entity's first word, as
   conlleval reads them: an entity starts at B-, or at I- after O or
   after another type."""
-  converted, previous = [], "O"
-  for tag in tags:
-    if tag.startswith("I-") and previous[2:] != tag[2:]:
-      tag = "B-" + tag[2:]
-    converted.append(tag)
-    previous = tag
-  return converted
+  return _retag_entity_starts(tags, "I-", "B-")
 
 
 def from_iob2(tags, scheme):
@@ -123,10 +117,16 @@ def from_iob2(tags, scheme):
   `scheme`, with the same entities as conlleval reads them."""
   if scheme == IOB2:
     return list(tags)
+  return _retag_entity_starts(tags, "B-", "I-")
+
+
+def _retag_entity_starts(tags, old, new):
+  """The tags, those starting `old` changed to `new` where the tag before
+  is of another type (or O, or there is none)."""
   converted, previous = [], "O"
   for tag in tags:
-    if tag.startswith("B-") and previous[2:] != tag[2:]:
-      tag = "I-" + tag[2:]
+    if tag.startswith(old) and previous[2:] != tag[2:]:
+      tag = new + tag[2:]
     converted.append(tag)
     previous = tag
   return converted

@@ -4,10 +4,10 @@ import keras
 from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
-from bert_tf.models.encoder import BertEncoder, as_config
+from bert_tf.models.encoder import EncoderModel
 
 
-class BertClassifier(keras.Model):
+class BertClassifier(EncoderModel):
   """The original run_classifier's create_model.
 
   Dropout 0.1 (the original's fixed rate) on the pooled output, then
@@ -39,11 +39,11 @@ class BertClassifier(keras.Model):
   checkpoint_head_names = {"output_weights": "output_head.output_weights",
                            "output_bias": "output_head.output_bias"}
 
+  config_arguments = ("num_labels",)
+
   def __init__(self, config, num_labels, **kwargs):
-    super().__init__(**kwargs)
-    self.config = as_config(config)
+    super().__init__(config, **kwargs)
     self.num_labels = num_labels
-    self.encoder = BertEncoder(self.config, name="bert")
     self.dropout = keras.layers.Dropout(0.1)
     self.output_head = ClassificationHead(
         num_classes=num_labels, initializer_range=self.config.initializer_range,
@@ -65,12 +65,3 @@ class BertClassifier(keras.Model):
     if self.is_regression:
       return {"logits": logits, "predictions": logits[:, 0]}
     return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
-
-  def get_config(self):
-    config = super().get_config()
-    config.update(config=self.config.to_dict(), num_labels=self.num_labels)
-    return config
-
-  @classmethod
-  def from_config(cls, config):
-    return cls(**config)

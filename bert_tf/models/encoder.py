@@ -121,3 +121,32 @@ class BertEncoder(keras.Model):
   @classmethod
   def from_config(cls, config):
     return cls(**config)
+
+
+class EncoderModel(keras.Model):
+  """What every model built on a BertEncoder shares: the encoder as
+  `.encoder`, named "bert" as the original's scope (checkpoints find it
+  there), and a get_config of the BertConfig plus the constructor arguments
+  a subclass names in `config_arguments` (its attributes of those names).
+
+  Args:
+    config: a BertConfig (or its dict).
+  """
+
+  config_arguments = ()
+
+  def __init__(self, config, **kwargs):
+    super().__init__(**kwargs)
+    self.config = as_config(config)
+    self.encoder = BertEncoder(self.config, name="bert")
+
+  def get_config(self):
+    config = super().get_config()
+    config["config"] = self.config.to_dict()
+    config.update({name: getattr(self, name)
+                   for name in self.config_arguments})
+    return config
+
+  @classmethod
+  def from_config(cls, config):
+    return cls(**config)

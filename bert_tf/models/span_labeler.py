@@ -1,13 +1,12 @@
 """BertSpanLabeler: run_squad's model, the encoder plus start/end logits."""
 
-import keras
 from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
-from bert_tf.models.encoder import BertEncoder, as_config
+from bert_tf.models.encoder import EncoderModel
 
 
-class BertSpanLabeler(keras.Model):
+class BertSpanLabeler(EncoderModel):
   """The original run_squad's create_model.
 
   Two logits per token from the final hidden states, with output_weights
@@ -38,9 +37,7 @@ class BertSpanLabeler(keras.Model):
       "cls/squad/output_bias": "span_head.output_bias"}
 
   def __init__(self, config, **kwargs):
-    super().__init__(**kwargs)
-    self.config = as_config(config)
-    self.encoder = BertEncoder(self.config, name="bert")
+    super().__init__(config, **kwargs)
     self.span_head = ClassificationHead(
         num_classes=2, initializer_range=self.config.initializer_range,
         name="squad")
@@ -56,12 +53,3 @@ class BertSpanLabeler(keras.Model):
     # [batch_size, seq_length, 2]
     logits = ops.cast(self.span_head(sequence_output), "float32")
     return {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
-
-  def get_config(self):
-    config = super().get_config()
-    config.update(config=self.config.to_dict())
-    return config
-
-  @classmethod
-  def from_config(cls, config):
-    return cls(**config)

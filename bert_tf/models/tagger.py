@@ -7,7 +7,7 @@ from keras import ops
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.layer_combination import (CONCAT, WEIGHTED_SUM,
                                                LayerCombination)
-from bert_tf.models.encoder import BertEncoder, as_config
+from bert_tf.models.encoder import EncoderModel
 
 
 def _tag_outputs(head, features):
@@ -16,7 +16,7 @@ def _tag_outputs(head, features):
   return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
 
 
-class BertTagger(keras.Model):
+class BertTagger(EncoderModel):
   """The encoder fine-tuned, one dense layer over every position's final
   hidden state (dropout hidden_dropout_prob before it), no CRF.
 
@@ -42,11 +42,11 @@ class BertTagger(keras.Model):
   checkpoint_head_names = {"cls/ner/output_weights": "tag_head.output_weights",
                            "cls/ner/output_bias": "tag_head.output_bias"}
 
+  config_arguments = ("num_labels",)
+
   def __init__(self, config, num_labels, **kwargs):
-    super().__init__(**kwargs)
-    self.config = as_config(config)
+    super().__init__(config, **kwargs)
     self.num_labels = num_labels
-    self.encoder = BertEncoder(self.config, name="bert")
     self.dropout = keras.layers.Dropout(self.config.hidden_dropout_prob)
     self.tag_head = ClassificationHead(
         num_classes=num_labels, initializer_range=self.config.initializer_range,
@@ -63,17 +63,8 @@ class BertTagger(keras.Model):
     return _tag_outputs(self.tag_head,
                         self.dropout(sequence_output, training=training))
 
-  def get_config(self):
-    config = super().get_config()
-    config.update(config=self.config.to_dict(), num_labels=self.num_labels)
-    return config
 
-  @classmethod
-  def from_config(cls, config):
-    return cls(**config)
-
-
-class BertFeatureTagger(keras.Model):
+class BertFeatureTagger(EncoderModel):
   """The paper's feature-based tagger: the encoder frozen (not trained, run
   without dropout), chosen layers of it combined (LayerCombination), a
   randomly initialised two-layer BiLSTM over the real tokens, and a dense
@@ -94,16 +85,19 @@ class BertFeatureTagger(keras.Model):
   Inputs: the encoder's dict. Outputs: as BertTagger.
   """
 
+  config_arguments = ("num_labels", "selected_layers", "combination",
+                      "lstm_units")
+
   def __init__(self, config, num_labels, selected_layers, combination,
                lstm_units=768, **kwargs):
-    super().__init__(**kwargs)
-    self.config = as_config(config)
+    super().__init__(config, **kwargs)
     self.num_labels = num_labels
+    self.selected_layers = tuple(selected_layers)
+    self.combination = combination
     self.lstm_units = lstm_units
-    self.encoder = BertEncoder(self.config, name="bert")
     self.encoder.trainable = False
-    self.combination = LayerCombination(selected_layers, combination,
-                                        name="layer_combination")
+    self.layer_combination = LayerCombination(
+        selected_layers, combination, name="layer_combination")
     self.bilstms = [
         keras.layers.Bidirectional(
             keras.layers.LSTM(lstm_units, return_sequences=True),
@@ -117,9 +111,9 @@ class BertFeatureTagger(keras.Model):
   def checkpoint_head_names(self):
     names = {"ner/output_weights": "tag_head.output_weights",
              "ner/output_bias": "tag_head.output_bias"}
-    if self.combination.combination == WEIGHTED_SUM:
-      names["ner/layer_weights"] = "combination.layer_weights"
-      names["ner/layer_scale"] = "combination.scale"
+    if self.combination == WEIGHTED_SUM:
+      names["ner/layer_weights"] = "layer_combination.layer_weights"
+      names["ner/layer_scale"] = "layer_combination.scale"
     for index in range(len(self.bilstms)):
       for short, direction in (("fw", "forward_layer"),
                                ("bw", "backward_layer")):
@@ -130,9 +124,9 @@ class BertFeatureTagger(keras.Model):
 
   def build(self, input_shape=None):
     hidden = self.config.hidden_size
-    width = hidden * (len(self.combination.selected_layers)
-                      if self.combination.combination == CONCAT else 1)
-    self.combination.build()
+    width = hidden * (len(self.selected_layers)
+                      if self.combination == CONCAT else 1)
+    self.layer_combination.build()
     for bilstm in self.bilstms:
       bilstm.build((None, None, width))
       width = 2 * self.lstm_units
@@ -141,22 +135,10 @@ class BertFeatureTagger(keras.Model):
 
   def call(self, inputs, training=None):
     encoder_outputs = self.encoder(inputs, training=False)
-    features = self.combination(encoder_outputs)
+    features = self.layer_combination(encoder_outputs)
     mask = None
     if inputs.get("input_mask") is not None:
       mask = ops.cast(inputs["input_mask"], "bool")
     for bilstm in self.bilstms:
       features = bilstm(features, mask=mask, training=training)
     return _tag_outputs(self.tag_head, features)
-
-  def get_config(self):
-    config = super().get_config()
-    config.update(config=self.config.to_dict(), num_labels=self.num_labels,
-                  selected_layers=list(self.combination.selected_layers),
-                  combination=self.combination.combination,
-                  lstm_units=self.lstm_units)
-    return config
-
-  @classmethod
-  def from_config(cls, config):
-    return cls(**config)
