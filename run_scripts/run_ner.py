@@ -49,6 +49,9 @@ FLAGS = flags.FLAGS
 
 
 def main(_):
+  if FLAGS["lstm_units"].present and not FLAGS.feature_based:
+    raise ValueError("--lstm_units is the feature-based BiLSTM's size: give "
+                     "--feature_based too, or leave --lstm_units out")
   fine_tuning_flags.run(NerTask(FLAGS.data_dir, FLAGS.document_context,
                                 FLAGS.feature_based, FLAGS.lstm_units))
 

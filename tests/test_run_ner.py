@@ -216,6 +216,7 @@ def test_bad_input_stops_before_anything_is_written(tmp_path):
           "data_dir": tmp_path / "missing"},
       r"--feature_based=concat_last_four: layer -3 does not exist in a "
       r"model of 2 layers": {"feature_based": "concat_last_four"},
+      r"--lstm_units is the feature-based BiLSTM's size": {"lstm_units": 16},
   }
   assert_cases_fail_before_writing("run_ner.py", flag_values, cases, tmp_path)
 

@@ -50,7 +50,7 @@ def convert_sentences(sentences, tokenizer, max_seq_length,
                      f"sequence needs at least 3 positions")
   budget = max_seq_length - 2
   word_pieces = _WordPieces(tokenizer, budget)
-  rows = []
+  rows, split_sentences = [], 0
   first_word = 0
   for scope in _scopes(sentences, document_context):
     pieces, piece_words, sentence_starts = [], [], []
@@ -63,7 +63,9 @@ def convert_sentences(sentences, tokenizer, max_seq_length,
       first_word += len(sentence.words)
     sentence_starts.append(len(pieces))
     for start, end in zip(sentence_starts, sentence_starts[1:]):
-      for chunk_start, chunk_end in _chunks(piece_words, start, end, budget):
+      chunks = _chunks(piece_words, start, end, budget)
+      split_sentences += len(chunks) > 1
+      for chunk_start, chunk_end in chunks:
         lo, hi = (0, len(pieces)) if document_context else (start, end)
         left, right = _context(chunk_start, chunk_end, lo, hi, budget)
         rows.append((pieces[left:right], piece_words[left:right],
@@ -72,6 +74,9 @@ def convert_sentences(sentences, tokenizer, max_seq_length,
             for tag in conll.to_iob2(sentence.tags)]
   features = _assemble(rows, labels, max_seq_length,
                        tokenizer.vocab[CLS_TOKEN], tokenizer.vocab[SEP_TOKEN])
+  logger.info("%d sentences -> %d sequences (%d sentences of more than %d "
+              "pieces split into windows)", len(sentences), len(rows),
+              split_sentences, budget)
   if word_pieces.truncated:
     logger.warning("%d words have more than %d pieces; their extra pieces "
                    "are dropped (each still gets a prediction)",

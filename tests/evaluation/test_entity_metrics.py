@@ -1,8 +1,13 @@
-"""Entity F1 against conlleval's counts worked out by hand."""
+"""Entity F1 against conlleval's counts: worked out by hand, and
+conlleval.pl's own on random tags."""
+
+import json
+import os
 
 import pytest
 
 from bert_tf.evaluation.entity_metrics import entity_metrics
+from tests.helpers import PROJECT_DIR
 
 # John Smith visited Paris London . / Tarrow Union of Elvish
 IOB1_GOLD = [["I-PER", "I-PER", "O", "I-LOC", "B-LOC", "O"],
@@ -49,3 +54,29 @@ def test_types_seen_only_in_predictions_are_listed_and_none_is_zero():
                      "eval_recall": 0.0, "eval_f1": 0.0}
   assert entity_metrics([["O"]], [["O"]]) == {
       "eval_precision": 0.0, "eval_recall": 0.0, "eval_f1": 0.0}
+
+
+def test_equal_to_conlleval_on_random_tags():
+  """300 random cases, ill-formed tags included, scored by conlleval.pl
+  itself (tests/fixtures/conll/make_reference.py)."""
+  with open(os.path.join(PROJECT_DIR, "tests", "fixtures", "conll",
+                         "conlleval_outputs.json"), encoding="utf-8") as file:
+    cases = json.load(file)["cases"]
+  assert len(cases) == 300
+  for case in cases:
+    gold = [pair[0] for pair in case["sentences"]]
+    predicted = [pair[1] for pair in case["sentences"]]
+    results = entity_metrics(gold, predicted)
+    counts = case["conlleval"]
+    precision = counts["correct"] / counts["found"] if counts["found"] else 0
+    recall = (counts["correct"] / counts["gold_entities"]
+              if counts["gold_entities"] else 0)
+    assert results["eval_precision"] == pytest.approx(precision), case
+    assert results["eval_recall"] == pytest.approx(recall), case
+    types = {key.split("_")[1] for key in results if key.count("_") == 2}
+    assert types == set(counts["types_percent"]), case
+    for name, figures in counts["types_percent"].items():
+      # conlleval prints percentages with two decimals.
+      assert [results[f"eval_{name}_{figure}"] for figure in
+              ("precision", "recall", "f1")] == pytest.approx(
+                  [value / 100 for value in figures], abs=6e-5), case
