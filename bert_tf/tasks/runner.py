@@ -127,9 +127,10 @@ def run_fine_tuning(task, options, strategy):
       paths = [os.path.join(options.output_dir, name) for name in
                _split_outputs(task, split, scored)]
       with file_io.AtomicFiles(paths) as files:
-        task.write_predictions(split, examples[split], features[split],
-                               predictions,
-                               files[:-1] if scored else files)
+        prediction_files = files[:-1] if scored else files
+        if prediction_files:
+          task.write_predictions(split, examples[split], features[split],
+                                 predictions, prediction_files)
         if scored:
           files[-1].write(eval_results_text(results[split]))
       logger.info("Wrote %s for %d examples", ", ".join(
