@@ -2,6 +2,7 @@
 
 import re
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -160,6 +161,9 @@ def feature_based_run(tmp_path_factory):
   tmp_path = tmp_path_factory.mktemp("ner_features")
   write_corpus(tmp_path / "data")
   flag_values = common_flags(tmp_path, num_hidden_layers=4)
+  # A random encoder's features vary from draw to draw (entity F1 0.92 to
+  # 0.97 over four seeds with these settings): one fixed draw.
+  keras.utils.set_random_seed(1)
   encoder = bert_tf.models.BertEncoder(bert_tf.BertConfig.from_json_file(
       str(flag_values["bert_config_file"])))
   bert_tf.save_checkpoint(encoder, str(tmp_path / "encoder.ckpt"))
@@ -167,7 +171,7 @@ def feature_based_run(tmp_path_factory):
            "do_train": True, "do_eval": True,
            "init_checkpoint": tmp_path / "encoder.ckpt",
            "feature_based": "concat_last_four", "lstm_units": 32,
-           "learning_rate": 5e-3, "num_train_epochs": 10})
+           "learning_rate": 2e-3, "num_train_epochs": 14})
   return tmp_path
 
 
@@ -175,7 +179,8 @@ def test_feature_based_learns_on_the_frozen_encoder(feature_based_run):
   tmp_path = feature_based_run
   results = read_results(tmp_path / "output" / "eval_results.txt")
   assert float(results["eval_f1"]) >= 0.9, results
-  ours = tf.train.load_checkpoint(str(tmp_path / "output" / "model.ckpt-319"))
+  ours = tf.train.load_checkpoint(tf.train.latest_checkpoint(
+      str(tmp_path / "output")))
   init = tf.train.load_checkpoint(str(tmp_path / "encoder.ckpt"))
   encoder_names = [name for name in init.get_variable_to_shape_map()
                    if name.startswith("bert/")]
