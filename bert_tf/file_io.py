@@ -313,6 +313,18 @@ def check_input_file(flag_name, path):
     raise ValueError(f"{flag_name}={path} is {kind}, not a file")
 
 
+def first_undecodable_line(path):
+  """The number of the first line of a file that is not UTF-8 ("?" if
+  none), for an error that names it."""
+  with open_file(path, "rb") as reader:
+    for number, line in enumerate(reader, start=1):
+      try:
+        line.decode("utf-8")
+      except UnicodeDecodeError:
+        return number
+  return "?"
+
+
 def input_files(patterns, flag_name="--input_file"):
   """The files comma-separated globs name, each glob's matches sorted.
 

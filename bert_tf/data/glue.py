@@ -212,18 +212,8 @@ def _rows(path):
       for row in rows:
         yield rows.line_num, row
     except UnicodeDecodeError as error:
-      raise ValueError(f"{path}:{_first_undecodable_line(path)}: not UTF-8 "
+      raise ValueError(f"{path}:{file_io.first_undecodable_line(path)}: not UTF-8 "
                        f"text ({error.reason})") from None
-
-
-def _first_undecodable_line(path):
-  with file_io.open_file(path, "rb") as reader:
-    for number, line in enumerate(reader, start=1):
-      try:
-        line.decode("utf-8")
-      except UnicodeDecodeError:
-        return number
-  return "?"
 
 
 def _without_bom(lines):

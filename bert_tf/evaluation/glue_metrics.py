@@ -27,26 +27,37 @@ def glue_metrics(task_name, outputs, label_ids, batch_size):
   if "predictions" in outputs:
     predictions = outputs["predictions"]
     losses = np.square(predictions - label_ids)
-    results = {
+    return {
         "eval_loss": float(losses.mean()),
+        "loss": _batch_mean(losses, batch_size),
         "pearson": float(stats.pearsonr(predictions, label_ids)[0]),
         "spearman": float(stats.spearmanr(predictions, label_ids)[0]),
     }
-  else:
-    probabilities = outputs["probabilities"]
-    predicted = probabilities.argmax(axis=-1)
-    losses = -np.log(np.maximum(
-        probabilities[np.arange(len(label_ids)), label_ids], 1e-30))
-    results = {
-        "eval_accuracy": float(metrics.accuracy_score(label_ids, predicted)),
-        "eval_loss": float(losses.mean()),
-    }
-    if task_name == "cola":
-      results["matthews_corrcoef"] = float(
-          metrics.matthews_corrcoef(label_ids, predicted))
-    if task_name in _F1_TASKS:
-      results["f1"] = float(metrics.f1_score(label_ids, predicted))
-  results["loss"] = float(np.mean([
-      losses[start:start + batch_size].mean()
-      for start in range(0, len(losses), batch_size)]))
+  results = classification_metrics(outputs["probabilities"], label_ids,
+                                   batch_size)
+  predicted = outputs["probabilities"].argmax(axis=-1)
+  if task_name == "cola":
+    results["matthews_corrcoef"] = float(
+        metrics.matthews_corrcoef(label_ids, predicted))
+  if task_name in _F1_TASKS:
+    results["f1"] = float(metrics.f1_score(label_ids, predicted))
   return results
+
+
+def classification_metrics(probabilities, label_ids, batch_size):
+  """run_classifier's eval_accuracy, eval_loss and loss of class (or
+  choice, SWAG's) probabilities [n, classes] against label_ids [n]."""
+  predicted = probabilities.argmax(axis=-1)
+  losses = -np.log(np.maximum(
+      probabilities[np.arange(len(label_ids)), label_ids], 1e-30))
+  return {
+      "eval_accuracy": float(metrics.accuracy_score(label_ids, predicted)),
+      "eval_loss": float(losses.mean()),
+      "loss": _batch_mean(losses, batch_size),
+  }
+
+
+def _batch_mean(losses, batch_size):
+  """The mean of each eval batch's mean loss, as the Estimator's "loss"."""
+  return float(np.mean([losses[start:start + batch_size].mean()
+                        for start in range(0, len(losses), batch_size)]))

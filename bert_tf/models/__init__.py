@@ -5,3 +5,4 @@ from bert_tf.models.encoder import BertEncoder
 from bert_tf.models.pretrainer import BertPretrainer
 from bert_tf.models.span_labeler import BertSpanLabeler
 from bert_tf.models.tagger import BertFeatureTagger, BertTagger
+from bert_tf.models.multiple_choice import BertMultipleChoice

@@ -84,8 +84,7 @@ class ClassificationTask(FineTuningTask):
       values = outputs["probabilities"]
       predicted = [self.task.labels[index]
                    for index in values.argmax(axis=-1)]
-    for row in values:
-      results.write("\t".join(str(np.float32(value)) for value in row) + "\n")
+    write_probabilities(results, values)
     submission.write("index\tprediction\n")
     for example, label in zip(examples, predicted):
       submission.write(f"{example.index}\t{label}\n")
@@ -94,6 +93,13 @@ class ClassificationTask(FineTuningTask):
     return classifier_serving(
         model, InGraphTokenizer(vocab_file, do_lower_case), max_seq_length,
         self.task.labels, text_pairs=self.task.has_text_pairs)
+
+
+def write_probabilities(writer, rows):
+  """One line per row, its values tab-separated as the original prints
+  them (str of a float32): run_classifier's test_results.tsv."""
+  for row in rows:
+    writer.write("\t".join(str(np.float32(value)) for value in row) + "\n")
 
 
 def _suffix(split):

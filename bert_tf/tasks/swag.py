@@ -1,0 +1,70 @@
+"""SWAG multiple choice as the paper fine-tunes it (§4.4): run_swag's task.
+
+Rows come from the swagaf CSV files (data.swag: train.csv, val.csv and
+test.csv as train, dev and test), become four `[CLS] sent1 [SEP] sent2
+ending [SEP]` sequences each (data.multiple_choice_features); the model
+scores each ending's pooled output and takes a softmax over the four
+(BertMultipleChoice). eval_results.txt holds run_classifier's keys;
+test_results.tsv the four probabilities per test row and
+test_predictions.tsv each row's index and predicted ending.
+"""
+
+import os
+
+from bert_tf.data import multiple_choice_features, swag
+from bert_tf.evaluation.glue_metrics import classification_metrics
+from bert_tf.models.multiple_choice import BertMultipleChoice
+from bert_tf.tasks.classification import write_probabilities
+from bert_tf.tasks.ids_serving import ids_serving
+from bert_tf.tasks.task import FineTuningTask
+from bert_tf.training.objectives import ClassificationObjective
+
+# The swagaf distribution's names of the splits.
+SPLIT_FILES = {"train": "train.csv", "dev": "val.csv", "test": "test.csv"}
+
+
+class SwagTask(FineTuningTask):
+  """SWAG from data_dir (the swagaf "regular" files)."""
+
+  eval_splits = ("dev",)
+  predict_splits = ("test",)
+  objective = ClassificationObjective()
+
+  def __init__(self, data_dir):
+    self.data_dir = data_dir
+
+  def input_files(self, split):
+    return [("--data_dir", os.path.join(self.data_dir, SPLIT_FILES[split]))]
+
+  def read_examples(self, split):
+    return swag.read_swag(self.input_files(split)[0][1],
+                          labelled=split != "test")
+
+  def convert_examples(self, split, examples, tokenizer, max_seq_length):
+    return multiple_choice_features.convert_examples(examples, tokenizer,
+                                                     max_seq_length)
+
+  def build_model(self, config):
+    return BertMultipleChoice(config)
+
+  def evaluate(self, split, examples, features, outputs, batch_size):
+    return classification_metrics(outputs["probabilities"],
+                                  features["label_ids"], batch_size)
+
+  def prediction_files(self, split):
+    return () if split == "dev" else ("test_results.tsv",
+                                      "test_predictions.tsv")
+
+  def write_predictions(self, split, examples, features, outputs, files):
+    """The four probabilities per row, as run_classifier's
+    test_results.tsv, and `index<TAB>prediction` (the ending's number)."""
+    results, predictions = files
+    write_probabilities(results, outputs["probabilities"])
+    predictions.write("index\tprediction\n")
+    for example, choice in zip(examples,
+                               outputs["probabilities"].argmax(axis=-1)):
+      predictions.write(f"{example.index}\t{choice}\n")
+
+  def serving(self, model, vocab_file, do_lower_case, max_seq_length):
+    return ids_serving(model, ("probabilities",),
+                       ids_shape=(None, swag.NUM_CHOICES, None))

@@ -1,0 +1,51 @@
+"""BertMultipleChoice: the paper's SWAG model and its checkpoint names."""
+
+import numpy as np
+import tensorflow as tf
+
+import bert_tf
+from tests.helpers import tiny_config
+
+
+def choices():
+  """Two examples of four choices: [2, 4, 16] inputs, padded at times."""
+  rng = np.random.default_rng(0)
+  input_mask = (np.arange(16) < rng.integers(8, 17, (2, 4, 1))).astype(
+      np.int32)
+  return {"input_ids": rng.integers(5, 99, (2, 4, 16)).astype(np.int32)
+                       * input_mask,
+          "input_mask": input_mask,
+          "segment_ids": (np.arange(16) >= 6).astype(np.int32) * input_mask}
+
+
+def test_each_choice_is_scored_on_its_own():
+  model = bert_tf.models.BertMultipleChoice(tiny_config())
+  inputs = choices()
+  outputs = model(inputs)
+  assert outputs["logits"].shape == (2, 4)
+  np.testing.assert_allclose(np.sum(outputs["probabilities"], -1), 1.0,
+                             atol=1e-6)
+  # A choice's logit is the one its own sequence gets alone.
+  flat = {name: value.reshape(8, 16) for name, value in inputs.items()}
+  alone = model.choice_head(model.encoder(flat)["pooled_output"])
+  np.testing.assert_allclose(outputs["logits"], np.reshape(alone, (2, 4)),
+                             atol=1e-5)
+  changed = {name: value.copy() for name, value in inputs.items()}
+  changed["input_ids"][1, 2, 1:4] = [5, 6, 7]
+  logits = model(changed)["logits"]
+  np.testing.assert_allclose(logits[0], outputs["logits"][0], atol=1e-6)
+  assert not np.allclose(logits[1, 2], outputs["logits"][1, 2])
+
+
+def test_checkpoint_names_are_plain_as_run_classifiers(tmp_path):
+  model = bert_tf.models.BertMultipleChoice(tiny_config())
+  path = bert_tf.save_checkpoint(model, str(tmp_path / "model.ckpt-1"))
+  shapes = dict(tf.train.list_variables(path))
+  assert shapes["output_weights"] == [1, 32]
+  assert shapes["output_bias"] == [1]
+  restored = bert_tf.models.BertMultipleChoice(tiny_config())
+  bert_tf.load_checkpoint(restored, path)
+  np.testing.assert_allclose(restored(choices())["logits"],
+                             model(choices())["logits"], atol=1e-6)
+  clone = bert_tf.models.BertMultipleChoice.from_config(model.get_config())
+  assert clone.get_config() == model.get_config()

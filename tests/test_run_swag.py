@@ -1,0 +1,113 @@
+"""run_scripts/run_swag.py end to end on a synthetic four-way task."""
+
+import re
+
+import numpy as np
+import pytest
+
+from bert_tf import tokenization
+from bert_tf.data import multiple_choice_features, swag
+from tests.helpers import (assert_cases_fail_before_writing, run_script,
+                           tiny_config)
+from tests.serving import serve_export
+from tests.squad_fixtures import DEMO_VOCAB
+from tests.swag_fixtures import synthetic_swag, write_swag
+
+VOCAB_SIZE = len(open(DEMO_VOCAB, encoding="utf-8").readlines())
+
+
+def common_flags(tmp_path, **overrides):
+  config = tmp_path / "bert_config.json"
+  config.write_text(tiny_config(
+      vocab_size=VOCAB_SIZE, hidden_dropout_prob=0.0,
+      attention_probs_dropout_prob=0.0).to_json_string())
+  return {"vocab_file": DEMO_VOCAB, "bert_config_file": config,
+          "data_dir": tmp_path / "data", "max_seq_length": 16, **overrides}
+
+
+def read_results(path):
+  return dict(line.split(" = ") for line in path.read_text().splitlines())
+
+
+@pytest.fixture(scope="module")
+def swag_run(tmp_path_factory):
+  """A tiny random BERT trained to pick the ending that repeats the
+  context's colour; val evaluated, test (no labels) predicted, exported."""
+  tmp_path = tmp_path_factory.mktemp("swag")
+  (tmp_path / "data").mkdir()
+  synthetic_swag(tmp_path / "data" / "train.csv", 0, 800)
+  synthetic_swag(tmp_path / "data" / "val.csv", 1, 120)
+  labels = synthetic_swag(tmp_path / "data" / "test.csv", 2, 50,
+                          labelled=False)
+  result = run_script("run_swag.py", common_flags(
+      tmp_path, output_dir=tmp_path / "output", do_train=True, do_eval=True,
+      do_predict=True, train_batch_size=16, learning_rate=3e-4,
+      num_train_epochs=16, iterations_per_loop=100, seed=1,
+      export_dir=tmp_path / "export"))
+  assert result.returncode == 0, result.stderr[-3000:]
+  return tmp_path, labels
+
+
+def test_it_learns_to_choose(swag_run):
+  tmp_path, labels = swag_run
+  results = read_results(tmp_path / "output" / "eval_results.txt")
+  assert sorted(results) == ["eval_accuracy", "eval_loss", "global_step",
+                             "loss"]
+  assert float(results["eval_accuracy"]) >= 0.9, results
+  assert results["global_step"] == "800"  # 800 rows / 16 * 16 epochs
+  probabilities = np.loadtxt(tmp_path / "output" / "test_results.tsv")
+  assert probabilities.shape == (50, 4)
+  np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-5)
+  predictions = (tmp_path / "output" / "test_predictions.tsv").read_text() \
+      .splitlines()
+  assert predictions[0] == "index\tprediction"
+  assert predictions[1:] == [f"{index}\t{choice}" for index, choice in
+                             enumerate(probabilities.argmax(axis=1))]
+  assert np.mean(probabilities.argmax(axis=1) == labels) >= 0.9
+
+
+def test_the_export_serves_the_choice_probabilities(swag_run):
+  tmp_path, _ = swag_run
+  tokenizer = tokenization.FullTokenizer(DEMO_VOCAB, True)
+  examples = swag.read_swag(str(tmp_path / "data" / "test.csv"), False)
+  features = multiple_choice_features.convert_examples(examples[:7],
+                                                       tokenizer, 16)
+  signatures, outputs = serve_export(
+      tmp_path / "export" / "1",
+      {"serving_default": {name: features[name] for name in
+                           ("input_ids", "input_mask", "segment_ids")}},
+      tmp_path)
+  assert signatures == ["serving_default"]
+  np.testing.assert_allclose(
+      outputs["serving_default"]["probabilities"],
+      np.loadtxt(tmp_path / "output" / "test_results.tsv")[:7], atol=1e-5)
+
+
+def test_bad_input_stops_before_anything_is_written(tmp_path):
+  (tmp_path / "data").mkdir()
+  for name in ("train.csv", "val.csv"):
+    synthetic_swag(tmp_path / "data" / name, 0, 8)
+  bad = tmp_path / "bad"
+  bad.mkdir()
+  synthetic_swag(bad / "train.csv", 0, 8)
+  write_swag(bad / "val.csv", [["0", "v", "0", "s", "a", "b", "gold", "e0",
+                                "e1", "e2", "e3", "5"]])
+  cases = {
+      r"bad/val.csv:2: label '5': expected 0 to 3": {"data_dir": bad},
+      r"--data_dir=.*missing/train.csv does not exist": {
+          "data_dir": tmp_path / "missing"},
+  }
+  assert_cases_fail_before_writing(
+      "run_swag.py", common_flags(tmp_path, do_train=True, do_eval=True),
+      cases, tmp_path)
+
+
+def test_help_lists_the_flags():
+  result = run_script("run_swag.py", {"helpfull": "true"})
+  for name in ("data_dir", "vocab_file", "bert_config_file",
+               "init_checkpoint", "do_lower_case", "max_seq_length",
+               "do_train", "do_eval", "do_predict", "train_batch_size",
+               "eval_batch_size", "predict_batch_size", "learning_rate",
+               "num_train_epochs", "warmup_proportion", "output_dir",
+               "export_dir", "use_tpu", "distribution_strategy"):
+    assert re.search(rf"--(\[no\])?{name}\b", result.stdout), name
