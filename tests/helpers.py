@@ -128,6 +128,26 @@ def assert_fails_in_one_line(result, script, expected):
   assert re.search(expected, message), message
 
 
+# The flags every fine-tuning script takes (fine_tuning_flags.py and the
+# training flags it adopts).
+FINE_TUNING_FLAGS = (
+    "vocab_file", "bert_config_file", "init_checkpoint", "do_lower_case",
+    "max_seq_length", "do_train", "do_eval", "do_predict", "train_batch_size",
+    "eval_batch_size", "predict_batch_size", "learning_rate",
+    "num_train_epochs", "warmup_proportion", "output_dir", "export_dir",
+    "save_checkpoints_steps", "iterations_per_loop", "use_tpu", "tpu_name",
+    "tpu_zone", "gcp_project", "master", "num_tpu_cores",
+    "distribution_strategy", "use_xla", "dtype")
+
+
+def assert_help_lists(script, names):
+  """run_scripts/<script> --helpfull lists every flag of `names`."""
+  result = run_script(script, {"helpfull": "true"})
+  for name in names:
+    assert f"--{name}:" in result.stdout or \
+        f"--[no]{name}:" in result.stdout, name
+
+
 def assert_cases_fail_before_writing(script, flag_values, cases, tmp_path):
   """Runs each {expected error (a regular expression): flags} case of
   `cases` with flag_values and its own --output_dir; each fails in one line

@@ -95,3 +95,16 @@ def serve_export(version_dir, requests, work_dir):
   assert answer["unregistered"] == [], answer["unregistered"]
   assert not answer["imported_bert_tf"]
   return answer["signatures"], answer["outputs"]
+
+
+def serve_ids(version_dir, features, work_dir):
+  """serving_default's outputs (numpy) for the features' input_ids,
+  input_mask and segment_ids, from an export that has only that
+  signature (run_squad's, run_ner's, run_swag's); see serve_export."""
+  signatures, outputs = serve_export(
+      version_dir, {"serving_default": {
+          name: features[name] for name in
+          ("input_ids", "input_mask", "segment_ids")}}, work_dir)
+  assert signatures == ["serving_default"]
+  return {name: np.array(value)
+          for name, value in outputs["serving_default"].items()}

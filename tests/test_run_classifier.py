@@ -10,8 +10,9 @@ import pytest
 import bert_tf
 from bert_tf import tokenization
 from bert_tf.data import classifier_features, glue
-from tests.helpers import (ORIGINAL_TINY, PROJECT_DIR,
-                           assert_fails_in_one_line, run_script,
+from tests.helpers import (FINE_TUNING_FLAGS, ORIGINAL_TINY, PROJECT_DIR,
+                           assert_fails_in_one_line, assert_help_lists,
+                           run_script,
                            run_script_cases, run_two_workers,
                            save_listed_checkpoint, tiny_config)
 from tests.serving import serve_export
@@ -338,15 +339,5 @@ def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path):
 
 
 def test_help_lists_the_original_flags():
-  result = run_script("run_classifier.py", {"help": "true"})
-  for name in [
-      "task_name", "data_dir", "vocab_file", "bert_config_file",
-      "init_checkpoint", "do_lower_case", "max_seq_length", "do_train",
-      "do_eval", "do_predict", "train_batch_size", "eval_batch_size",
-      "predict_batch_size", "learning_rate", "num_train_epochs",
-      "warmup_proportion", "save_checkpoints_steps", "iterations_per_loop",
-      "output_dir", "use_tpu", "tpu_name", "tpu_zone", "gcp_project",
-      "master", "num_tpu_cores", "export_dir", "distribution_strategy",
-      "dtype", "use_xla"]:
-    assert f"--{name}:" in result.stdout or \
-        f"--[no]{name}:" in result.stdout, name
+  assert_help_lists("run_classifier.py",
+                    FINE_TUNING_FLAGS + ("task_name", "data_dir"))

@@ -1,7 +1,5 @@
 """run_scripts/run_ner.py end to end on a synthetic CoNLL-2003 corpus."""
 
-import re
-
 import keras
 import numpy as np
 import pytest
@@ -12,10 +10,11 @@ from bert_tf import tokenization
 from bert_tf.data import conll, tagging_features
 from bert_tf.evaluation.entity_metrics import entity_metrics
 from tests.conll_fixtures import synthetic_conll
-from tests.helpers import (assert_cases_fail_before_writing,
-                           assert_checkpoints_close, kill_after_checkpoint,
-                           run_script, tiny_config)
-from tests.serving import serve_export
+from tests.helpers import (FINE_TUNING_FLAGS,
+                           assert_cases_fail_before_writing,
+                           assert_checkpoints_close, assert_help_lists,
+                           kill_after_checkpoint, run_script, tiny_config)
+from tests.serving import serve_ids
 from tests.squad_fixtures import DEMO_VOCAB
 
 VOCAB_SIZE = len(open(DEMO_VOCAB, encoding="utf-8").readlines())
@@ -113,13 +112,8 @@ def test_the_export_serves_the_tag_probabilities(ner_run):
   sentences = conll.read_conll(str(tmp_path / "data" / "eng.testb"))[:5]
   features = tagging_features.convert_sentences(sentences, tokenizer, 64,
                                                 document_context=True)
-  signatures, outputs = serve_export(
-      tmp_path / "export" / "1",
-      {"serving_default": {name: features[name] for name in
-                           ("input_ids", "input_mask", "segment_ids")}},
-      tmp_path)
-  assert signatures == ["serving_default"]
-  probabilities = np.array(outputs["serving_default"]["probabilities"])
+  probabilities = serve_ids(tmp_path / "export" / "1", features,
+                            tmp_path)["probabilities"]
   assert probabilities.shape == (len(features["input_ids"]), 64, 9)
   model = bert_tf.models.BertTagger(
       bert_tf.BertConfig.from_json_file(str(flag_values["bert_config_file"])),
@@ -227,12 +221,5 @@ def test_bad_input_stops_before_anything_is_written(tmp_path):
 
 
 def test_help_lists_the_flags():
-  result = run_script("run_ner.py", {"helpfull": "true"})
-  for name in ("data_dir", "vocab_file", "bert_config_file",
-               "init_checkpoint", "do_lower_case", "max_seq_length",
-               "do_train", "do_eval", "do_predict", "train_batch_size",
-               "eval_batch_size", "predict_batch_size", "learning_rate",
-               "num_train_epochs", "warmup_proportion", "output_dir",
-               "export_dir", "document_context", "feature_based",
-               "lstm_units", "use_tpu", "distribution_strategy"):
-    assert re.search(rf"--(\[no\])?{name}\b", result.stdout), name
+  assert_help_lists("run_ner.py", FINE_TUNING_FLAGS + (
+      "data_dir", "document_context", "feature_based", "lstm_units"))

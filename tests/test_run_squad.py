@@ -1,7 +1,6 @@
 """run_scripts/run_squad.py end to end on a synthetic SQuAD v2.0 task."""
 
 import json
-import os
 import shutil
 
 import numpy as np
@@ -12,9 +11,11 @@ import bert_tf
 from bert_tf import tokenization
 from bert_tf.data import squad, squad_features
 from bert_tf.models import BertSpanLabeler
-from tests.helpers import (assert_cases_fail_before_writing, run_script,
-                           run_script_cases, run_two_workers, tiny_config)
-from tests.serving import serve_export
+from tests.helpers import (FINE_TUNING_FLAGS,
+                           assert_cases_fail_before_writing,
+                           assert_help_lists, run_script, run_script_cases,
+                           run_two_workers, tiny_config)
+from tests.serving import serve_ids
 from tests.squad_fixtures import DEMO_VOCAB, synthetic_squad
 
 SEQ = dict(max_seq_length=48, doc_stride=16, max_query_length=12)
@@ -143,16 +144,13 @@ def test_the_export_serves_the_models_logits(squad_run):
       tokenizer, is_training=False, **SEQ)
   inputs = {name: features[name] for name in
             ("input_ids", "input_mask", "segment_ids")}
-  signatures, outputs = serve_export(squad_run / "export" / "1",
-                                     {"serving_default": inputs}, squad_run)
-  assert signatures == ["serving_default"]
+  outputs = serve_ids(squad_run / "export" / "1", inputs, squad_run)
   model = BertSpanLabeler(bert_tf.BertConfig.from_json_file(
       str(squad_run / "bert_config.json")))
   bert_tf.load_checkpoint(model, str(squad_run / "output" / "model.ckpt-120"))
   expected = model(inputs, training=False)
   for name in ("start_logits", "end_logits"):
-    np.testing.assert_allclose(outputs["serving_default"][name],
-                               expected[name], atol=1e-5)
+    np.testing.assert_allclose(outputs[name], expected[name], atol=1e-5)
 
 
 def test_bad_input_stops_before_anything_is_written(tmp_path):
@@ -187,18 +185,7 @@ def test_bad_input_stops_before_anything_is_written(tmp_path):
 
 
 def test_help_lists_the_original_flags():
-  result = run_script("run_squad.py", {"helpfull": "true"})
-  for name in ("vocab_file", "bert_config_file", "init_checkpoint",
-               "do_lower_case", "train_file", "predict_file", "output_dir",
-               "max_seq_length", "doc_stride", "max_query_length", "do_train",
-               "do_predict", "train_batch_size", "predict_batch_size",
-               "learning_rate", "num_train_epochs", "warmup_proportion",
-               "save_checkpoints_steps", "iterations_per_loop", "n_best_size",
-               "max_answer_length", "use_tpu", "tpu_name", "tpu_zone",
-               "gcp_project", "master", "num_tpu_cores", "verbose_logging",
-               "version_2_with_negative", "null_score_diff_threshold",
-               "export_dir", "distribution_strategy", "use_xla", "dtype"):
-    assert f"--{name}:" in result.stdout or \
-        f"--[no]{name}:" in result.stdout, name
-  assert "--max_seq_length: The maximum total input sequence length" in \
-      result.stdout and "(default: '384')" in result.stdout
+  assert_help_lists("run_squad.py", FINE_TUNING_FLAGS + (
+      "train_file", "predict_file", "doc_stride", "max_query_length",
+      "n_best_size", "max_answer_length", "verbose_logging",
+      "version_2_with_negative", "null_score_diff_threshold"))

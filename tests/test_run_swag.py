@@ -1,15 +1,14 @@
 """run_scripts/run_swag.py end to end on a synthetic four-way task."""
 
-import re
-
 import numpy as np
 import pytest
 
 from bert_tf import tokenization
 from bert_tf.data import multiple_choice_features, swag
-from tests.helpers import (assert_cases_fail_before_writing, run_script,
-                           tiny_config)
-from tests.serving import serve_export
+from tests.helpers import (FINE_TUNING_FLAGS,
+                           assert_cases_fail_before_writing,
+                           assert_help_lists, run_script, tiny_config)
+from tests.serving import serve_ids
 from tests.squad_fixtures import DEMO_VOCAB
 from tests.swag_fixtures import synthetic_swag, write_swag
 
@@ -72,14 +71,9 @@ def test_the_export_serves_the_choice_probabilities(swag_run):
   examples = swag.read_swag(str(tmp_path / "data" / "test.csv"), False)
   features = multiple_choice_features.convert_examples(examples[:7],
                                                        tokenizer, 16)
-  signatures, outputs = serve_export(
-      tmp_path / "export" / "1",
-      {"serving_default": {name: features[name] for name in
-                           ("input_ids", "input_mask", "segment_ids")}},
-      tmp_path)
-  assert signatures == ["serving_default"]
   np.testing.assert_allclose(
-      outputs["serving_default"]["probabilities"],
+      serve_ids(tmp_path / "export" / "1", features,
+                tmp_path)["probabilities"],
       np.loadtxt(tmp_path / "output" / "test_results.tsv")[:7], atol=1e-5)
 
 
@@ -103,11 +97,4 @@ def test_bad_input_stops_before_anything_is_written(tmp_path):
 
 
 def test_help_lists_the_flags():
-  result = run_script("run_swag.py", {"helpfull": "true"})
-  for name in ("data_dir", "vocab_file", "bert_config_file",
-               "init_checkpoint", "do_lower_case", "max_seq_length",
-               "do_train", "do_eval", "do_predict", "train_batch_size",
-               "eval_batch_size", "predict_batch_size", "learning_rate",
-               "num_train_epochs", "warmup_proportion", "output_dir",
-               "export_dir", "use_tpu", "distribution_strategy"):
-    assert re.search(rf"--(\[no\])?{name}\b", result.stdout), name
+  assert_help_lists("run_swag.py", FINE_TUNING_FLAGS + ("data_dir",))
