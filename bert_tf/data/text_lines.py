@@ -1,0 +1,47 @@
+"""extract_features' input: one example per line, read as the original.
+
+Every line is an example, blank ones too; a line is stripped of
+whitespace; a pair is split by the original's regular expression
+`^(.*) \\|\\|\\| (.*)$`, whose greedy first group makes the last " ||| "
+the split; "|||" without the spaces around it is text. Lines end at "\\n"
+only, as the original's readline (a "\\r" inside a line stays text, then
+is stripped at the ends).
+"""
+
+import dataclasses
+import re
+from typing import Optional
+
+from bert_tf import file_io
+
+_PAIR = re.compile(r"^(.*) \|\|\| (.*)$")
+
+
+@dataclasses.dataclass
+class LineExample:
+  """One input line: unique_id is its 0-based number (the output's
+  linex_index); text_b is None for a single text."""
+  unique_id: int
+  text_a: str
+  text_b: Optional[str] = None
+
+
+def read_lines(path, flag="--input_file"):
+  """The examples of a text file, one per line.
+
+  Raises:
+    ValueError: the file is missing or not UTF-8, naming the file and line.
+  """
+  file_io.check_input_file(flag, path)
+  examples = []
+  with file_io.open_file(path, "rb") as reader:
+    for number, raw_line in enumerate(reader):
+      try:
+        line = raw_line.decode("utf-8").strip()
+      except UnicodeDecodeError as error:
+        raise ValueError(f"{path}:{number + 1}: not UTF-8 text "
+                         f"({error.reason})") from None
+      match = _PAIR.match(line)
+      examples.append(LineExample(number, *match.groups()) if match
+                      else LineExample(number, line))
+  return examples
