@@ -160,15 +160,24 @@ def assert_cases_fail_before_writing(script, flag_values, cases, tmp_path):
     assert not (tmp_path / f"output{number}").exists()
 
 
-def kill_after_checkpoint(script, flag_values, checkpoint_index):
+def kill_after_checkpoint(script, flag_values, step):
   """Starts run_scripts/<script> with flag_values and SIGKILLs it as soon as
-  `checkpoint_index` (a path) exists."""
+  the `checkpoint` index in its --output_dir lists model.ckpt-<step> (the
+  index is written after the checkpoint's files)."""
+  state = os.path.join(flag_values["output_dir"], "checkpoint")
+
+  def listed():
+    if not os.path.exists(state):
+      return False
+    with open(state, encoding="utf-8") as reader:
+      return f'"model.ckpt-{step}"' in reader.read()
+
   command = [sys.executable, os.path.join(PROJECT_DIR, "run_scripts", script),
              *[f"--{name}={value}" for name, value in flag_values.items()]]
   process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
   deadline = time.time() + 300
-  while not os.path.exists(checkpoint_index):
+  while not listed():
     assert process.poll() is None and time.time() < deadline
     time.sleep(0.005)
   process.send_signal(signal.SIGKILL)

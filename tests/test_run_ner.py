@@ -137,8 +137,7 @@ def test_a_killed_run_resumes_with_the_batches_it_had_not_seen(ner_run,
   output_dir = tmp_path / "killed"
   flag_values = {**flag_values, "output_dir": output_dir,
                  "export_dir": tmp_path / "export"}
-  kill_after_checkpoint("run_ner.py", flag_values,
-                        output_dir / "model.ckpt-40.index")
+  kill_after_checkpoint("run_ner.py", flag_values, 40)
   killed_at = int(tf.train.latest_checkpoint(str(output_dir)).split("-")[-1])
   assert killed_at < 191, "the run ended before it could be killed"
   resumed = run_ner(flag_values)

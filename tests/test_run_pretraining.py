@@ -140,8 +140,7 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path):
   output_dir = tmp_path / "killed"
   flag_values = {**ORIGINAL_FLAGS, **steps, "output_dir": output_dir,
                  "do_train": True}
-  kill_after_checkpoint("run_pretraining.py", flag_values,
-                        output_dir / "model.ckpt-50.index")
+  kill_after_checkpoint("run_pretraining.py", flag_values, 50)
   killed_at = int(tf.train.latest_checkpoint(str(output_dir)).split("-")[-1])
   assert killed_at < 600, "the run ended before it could be killed"
 
