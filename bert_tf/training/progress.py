@@ -24,7 +24,8 @@ class Progress:
     self.examples_per_sec = 0.0
 
   def log(self, step, results):
-    """Logs `step` with the loop's results ({name: float}, "loss" first)."""
+    """Logs `step` with the loop's results ({name: float}, "loss" first;
+    none for work without a loss, extract_features' lines)."""
     now = time.time()
     self.examples_per_sec = ((step - self._step) * self.batch_size
                              / max(now - self._time, 1e-9))
@@ -32,9 +33,9 @@ class Progress:
     overall = (step - self._start_step) / max(now - self._start_time, 1e-9)
     remaining = (self.num_train_steps - step) / overall if overall else 0.0
     self._step, self._time = step, now
-    metrics = " ".join(f"{name} {value:.4g}" for name, value in
-                       results.items() if name != "loss")
-    logger.info("step %d/%d loss %.4f %s (%.1f examples/sec, ETA %s)", step,
-                self.num_train_steps, results.get("loss", float("nan")),
-                metrics, self.examples_per_sec,
+    metrics = " ".join(f"{name} {value:.4f}" if name == "loss"
+                       else f"{name} {value:.4g}"
+                       for name, value in results.items())
+    logger.info("step %d/%d %s (%.1f examples/sec, ETA %s)", step,
+                self.num_train_steps, metrics, self.examples_per_sec,
                 datetime.timedelta(seconds=round(remaining)))

@@ -1,0 +1,60 @@
+"""The encoder's contextual embeddings for every line of a text file: the
+original google-research/bert extract_features.py, same flags, defaults
+and JSONL, on tf.distribute:
+
+    python run_scripts/extract_features.py --input_file=input.txt \\
+      --output_file=output.jsonl --vocab_file=$BERT_BASE_DIR/vocab.txt \\
+      --bert_config_file=$BERT_BASE_DIR/bert_config.json \\
+      --init_checkpoint=$BERT_BASE_DIR/bert_model.ckpt \\
+      --layers=-1,-2,-3,-4 --max_seq_length=128 --batch_size=8
+
+Each line is an example ("text_a ||| text_b" for a pair). The JSONL holds,
+per line, linex_index and per token (with [CLS] and [SEP]) its layers'
+values rounded to 6 decimals, as the original's. --output_format=npz writes
+the same layers as float32 arrays instead (see bert_tf.tasks.
+feature_extraction). --use_one_hot_embeddings is accepted and changes
+nothing: it chose how the original looked up embeddings on TPUs; Keras'
+lookup is already efficient there.
+"""
+
+from absl import flags
+
+import program
+import tokenizer_flags
+import training_flags
+from bert_tf.tasks.feature_extraction import (JSONL, NPZ, ExtractionOptions,
+                                              extract_features)
+
+flags.DEFINE_string("input_file", None, "")
+flags.DEFINE_string("output_file", None, "")
+flags.DEFINE_string("layers", "-1,-2,-3,-4", "")
+flags.DEFINE_integer(
+    "max_seq_length", 128,
+    "The maximum total input sequence length after WordPiece tokenization. "
+    "Sequences longer than this will be truncated, and sequences shorter "
+    "than this will be padded.")
+flags.DEFINE_integer("batch_size", 32, "Batch size for predictions.")
+flags.DEFINE_bool(
+    "use_one_hot_embeddings", False,
+    "Accepted for the original's command lines; changes nothing here.")
+flags.DEFINE_enum("output_format", JSONL, [JSONL, NPZ],
+                  "jsonl: the original's file; npz: float32 arrays.")
+flags.adopt_module_key_flags(tokenizer_flags)
+flags.adopt_module_key_flags(training_flags)
+FLAGS = flags.FLAGS
+
+
+def main(_):
+  extract_features(ExtractionOptions(
+      input_file=FLAGS.input_file, output_file=FLAGS.output_file,
+      bert_config_file=FLAGS.bert_config_file,
+      init_checkpoint=FLAGS.init_checkpoint, vocab_file=FLAGS.vocab_file,
+      layers=FLAGS.layers, max_seq_length=FLAGS.max_seq_length,
+      do_lower_case=FLAGS.do_lower_case, batch_size=FLAGS.batch_size,
+      output_format=FLAGS.output_format), training_flags.strategy())
+
+
+if __name__ == "__main__":
+  program.run(main, required_flags=["input_file", "output_file",
+                                    "vocab_file", "bert_config_file",
+                                    "init_checkpoint"])

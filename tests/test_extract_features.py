@@ -1,0 +1,102 @@
+"""run_scripts/extract_features.py against the original's own output on
+tests/fixtures/extract_features (make_reference.py)."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import bert_tf
+from tests.helpers import (ORIGINAL_TINY, PROJECT_DIR,
+                           assert_fails_in_one_line, run_script,
+                           run_script_cases, tiny_config)
+
+FIXTURES = os.path.join(PROJECT_DIR, "tests", "fixtures", "extract_features")
+FLAGS = {"input_file": os.path.join(FIXTURES, "input.txt"),
+         "vocab_file": os.path.join(FIXTURES, "vocab.txt"),
+         "bert_config_file": os.path.join(ORIGINAL_TINY, "bert_config.json"),
+         "init_checkpoint": os.path.join(ORIGINAL_TINY, "bert_model.ckpt"),
+         "layers": "-1,0", "max_seq_length": 16, "batch_size": 4}
+
+
+def read_jsonl(path):
+  with open(path, encoding="utf-8") as reader:
+    return [json.loads(line) for line in reader]
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory):
+  tmp_path = tmp_path_factory.mktemp("extract")
+  for name in ("jsonl", "npz"):
+    result = run_script("extract_features.py", {
+        **FLAGS, "output_file": tmp_path / f"output.{name}",
+        "output_format": name})
+    assert result.returncode == 0, result.stderr[-3000:]
+  return tmp_path
+
+
+@pytest.mark.shared
+def test_the_jsonl_is_the_originals(outputs):
+  ours = read_jsonl(outputs / "output.jsonl")
+  theirs = read_jsonl(os.path.join(FIXTURES, "original_output.jsonl"))
+  assert len(ours) == len(theirs) == 15
+  for mine, original in zip(ours, theirs):
+    assert list(mine) == ["linex_index", "features"]
+    assert mine["linex_index"] == original["linex_index"]
+    assert [(feature["token"], [layer["index"] for layer in
+                                feature["layers"]])
+            for feature in mine["features"]] == [
+                (feature["token"], [layer["index"] for layer in
+                                    feature["layers"]])
+                for feature in original["features"]]
+    np.testing.assert_allclose(
+        [[layer["values"] for layer in feature["layers"]]
+         for feature in mine["features"]],
+        [[layer["values"] for layer in feature["layers"]]
+         for feature in original["features"]], atol=1e-4)
+
+
+@pytest.mark.shared
+def test_the_npz_holds_the_same_layers(outputs):
+  lines = read_jsonl(outputs / "output.jsonl")
+  arrays = np.load(outputs / "output.npz")
+  assert arrays["layers"].tolist() == [-1, 0]
+  assert arrays["lengths"].tolist() == [len(line["features"])
+                                        for line in lines]
+  assert arrays["tokens"].tolist() == [feature["token"] for line in lines
+                                       for feature in line["features"]]
+  for k in range(2):
+    assert arrays[f"layer_{k}"].dtype == np.float32
+    np.testing.assert_allclose(arrays[f"layer_{k}"], [
+        feature["layers"][k]["values"] for line in lines
+        for feature in line["features"]], atol=5.1e-7)
+  assert os.path.getsize(outputs / "output.npz") < \
+      os.path.getsize(outputs / "output.jsonl") / 2
+
+
+@pytest.mark.shared
+def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path):
+  other = tiny_config(hidden_size=16, num_attention_heads=2)
+  (tmp_path / "other_config.json").write_text(other.to_json_string())
+  bert_tf.save_checkpoint(bert_tf.BertEncoder(other),
+                          str(tmp_path / "other.ckpt"))
+  cases = {
+      r"--layers=-3: layer -3 does not exist in a model of 2 layers": {
+          "layers": "-3"},
+      r"--layers=a: expected comma-separated layer indexes": {"layers": "a"},
+      r"--input_file=.*missing.txt does not exist": {
+          "input_file": tmp_path / "missing.txt"},
+      r"other.ckpt.*(shape|another)": {
+          "init_checkpoint": tmp_path / "other.ckpt"},
+      r"--output_file=.*input.txt is the same file as --input_file": {
+          "output_file": FLAGS["input_file"]},
+  }
+  outcomes = run_script_cases("extract_features.py", [
+      {**FLAGS, "output_file": tmp_path / "output.jsonl", **case}
+      for case in cases.values()])
+  for expected, outcome in zip(cases, outcomes):
+    assert_fails_in_one_line(outcome, "extract_features", expected)
+  assert not (tmp_path / "output.jsonl").exists()
+  with open(FLAGS["input_file"], encoding="utf-8") as reader:
+    assert len(reader.read().splitlines()) == 15
