@@ -169,10 +169,10 @@ def _assemble(rows, labels, max_seq_length, cls_id, sep_id):
           "is_real_example": np.ones(count, np.int32)}
 
 
-def word_values(features, values):
-  """values [n, max_seq_length, ...] (the model's outputs on the features,
-  or a feature) at each word's first piece: [number of words, ...], in
-  word order."""
+def word_values(features, *values):
+  """Each of `values` [n, max_seq_length, ...] (the model's outputs on the
+  features, or a feature) at each word's first piece: [number of words,
+  ...], in word order; one array per argument."""
   positions = features["word_ids"] >= 0
   order = np.argsort(features["word_ids"][positions])
-  return np.asarray(values)[positions][order]
+  return tuple(np.asarray(value)[positions][order] for value in values)

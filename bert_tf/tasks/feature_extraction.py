@@ -105,9 +105,8 @@ def extract_features(options, strategy):
       outputs=[("--output_file", options.output_file)],
       inputs=[("--input_file", options.input_file),
               ("--vocab_file", options.vocab_file),
-              ("--bert_config_file", options.bert_config_file)] + [
-                  ("--init_checkpoint", path) for path in file_io.glob(
-                      f"{file_io.glob_escape(init_checkpoint)}.*")])
+              ("--bert_config_file", options.bert_config_file),
+              *run_files.checkpoint_inputs(init_checkpoint)])
   examples = read_lines(options.input_file)
   tokenizer = tokenization.FullTokenizer(options.vocab_file,
                                          options.do_lower_case)

@@ -89,9 +89,8 @@ class NerTask(FineTuningTask):
   def decode(self, split, examples, features, outputs, tokenizer):
     """Each word's arg-max tag (from its first piece) in the file's
     scheme, and eval_loss over the words."""
-    probabilities = tagging_features.word_values(features,
-                                                 outputs["probabilities"])
-    gold = tagging_features.word_values(features, features["label_ids"])
+    probabilities, gold = tagging_features.word_values(
+        features, outputs["probabilities"], features["label_ids"])
     loss = float(np.mean(-np.log(np.maximum(
         probabilities[np.arange(len(gold)), gold], _TINY))))
     predicted = iter(np.argmax(probabilities, axis=-1).tolist())

@@ -50,6 +50,15 @@ def resolve_init_checkpoint(init_checkpoint):
   return prefix
 
 
+def checkpoint_inputs(init_checkpoint):
+  """("--init_checkpoint", file) for each file of a checkpoint prefix (none
+  for None): inputs no output may overwrite."""
+  if not init_checkpoint:
+    return []
+  return [("--init_checkpoint", path) for path in file_io.glob(
+      f"{file_io.glob_escape(init_checkpoint)}.*")]
+
+
 def check_run_outputs(output_dir, file_names, inputs, bert_config_file,
                       init_checkpoint=None, output_dirs=()):
   """output_paths.check_outputs for a training run.
@@ -63,10 +72,8 @@ def check_run_outputs(output_dir, file_names, inputs, bert_config_file,
     bert_config_file, init_checkpoint: the run's (a prefix, or None).
     output_dirs: (flag, path) pairs of other directories written.
   """
-  inputs = [*inputs, ("--bert_config_file", bert_config_file)]
-  if init_checkpoint:
-    inputs += [("--init_checkpoint", path) for path in file_io.glob(
-        f"{file_io.glob_escape(init_checkpoint)}.*")]
+  inputs = [*inputs, ("--bert_config_file", bert_config_file),
+            *checkpoint_inputs(init_checkpoint)]
   output_paths.check_outputs(
       outputs=[("--output_dir", os.path.join(output_dir, name))
                for name in [*file_names, STATE_FILE]],

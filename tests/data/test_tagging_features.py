@@ -96,6 +96,6 @@ def test_word_values_are_read_from_first_pieces(tokenizer):
   for row, position, value in ((0, 1, 10), (0, 2, 11), (1, 1, 12),
                                (1, 3, 13), (2, 3, 14)):
     values[row, position] = value
+  (words,) = tagging_features.word_values(features, values)
   np.testing.assert_array_equal(
-      tagging_features.word_values(features, values),
-      [[10, 10], [11, 11], [12, 12], [13, 13], [14, 14]])
+      words, [[10, 10], [11, 11], [12, 12], [13, 13], [14, 14]])
