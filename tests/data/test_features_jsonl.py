@@ -1,12 +1,14 @@
 """extract_features' reading and output against the original's own run on
 tests/fixtures/extract_features (make_reference.py)."""
 
+import collections
 import json
 import os
 
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
 
 import bert_tf
 from bert_tf import tokenization
@@ -66,6 +68,48 @@ def test_a_line_is_the_originals_text_for_its_values():
                        for feature in record["features"]], np.float32)
     assert jsonl_line(record["linex_index"], tokens, LAYERS,
                       values.transpose(1, 0, 2)) == line
+
+
+def originals_line(linex_index, tokens, layer_indexes, layer_values):
+  """The original's loop (extract_features.py main), value by value."""
+  output_json = collections.OrderedDict()
+  output_json["linex_index"] = linex_index
+  all_features = []
+  for i, token in enumerate(tokens):
+    all_layers = []
+    for j, layer_index in enumerate(layer_indexes):
+      layers = collections.OrderedDict()
+      layers["index"] = layer_index
+      layers["values"] = [round(float(x), 6)
+                          for x in layer_values[j][i:(i + 1)].flat]
+      all_layers.append(layers)
+    features = collections.OrderedDict()
+    features["token"] = token
+    features["layers"] = all_layers
+    all_features.append(features)
+  output_json["features"] = all_features
+  return json.dumps(output_json) + "\n"
+
+
+# Values where printing changes form: exponents below 1e-4, halves that
+# round to even, -0.0, the integer digits' limits, and what json prints
+# itself (1000 and over, infinities, NaN).
+EDGE_VALUES = [0.0, -0.0, 1e-4, -1e-4, 9.95e-5, 5e-7, -5e-7, 4.9999e-7,
+               1.5e-6, 0.0078125, -0.0234375, 1e-45, 0.5, 9.9999995,
+               99.9999995, 999.9999, 999.99995, 1000.0, -1234.5, 3.4e38,
+               float("inf"), float("-inf"), float("nan")]
+
+
+@given(hnp.arrays(np.float32, hnp.array_shapes(min_dims=3, max_dims=3,
+                                               max_side=6),
+                  elements=st.one_of(st.floats(width=32),
+                                     st.sampled_from(EDGE_VALUES),
+                                     st.floats(-2 ** -10, 2 ** -10, width=32))))
+def test_lines_are_the_originals_bytes_for_any_values(values):
+  tokens = [f"t{position}\u00e9\"" for position in range(values.shape[1])]
+  layers = list(range(-1, -values.shape[0] - 1, -1))
+  assert jsonl_line(7, tokens, layers, values) == originals_line(
+      7, tokens, layers, values)
 
 
 @pytest.mark.shared
