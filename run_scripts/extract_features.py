@@ -21,7 +21,7 @@ from absl import flags
 
 import program
 import tokenizer_flags
-import training_flags
+import model_flags
 from bert_tf.tasks.feature_extraction import (JSONL, NPZ, ExtractionOptions,
                                               extract_features)
 
@@ -40,7 +40,7 @@ flags.DEFINE_bool(
 flags.DEFINE_enum("output_format", JSONL, [JSONL, NPZ],
                   "jsonl: the original's file; npz: float32 arrays.")
 flags.adopt_module_key_flags(tokenizer_flags)
-flags.adopt_module_key_flags(training_flags)
+flags.adopt_module_key_flags(model_flags)
 FLAGS = flags.FLAGS
 
 
@@ -51,7 +51,8 @@ def main(_):
       init_checkpoint=FLAGS.init_checkpoint, vocab_file=FLAGS.vocab_file,
       layers=FLAGS.layers, max_seq_length=FLAGS.max_seq_length,
       do_lower_case=FLAGS.do_lower_case, batch_size=FLAGS.batch_size,
-      output_format=FLAGS.output_format), training_flags.strategy())
+      output_format=FLAGS.output_format, use_xla=FLAGS.use_xla,
+      dtype=FLAGS.dtype), model_flags.strategy())
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ script whose original had other defaults (run_squad's max_seq_length of
 from absl import flags
 
 import tokenizer_flags
+import model_flags
 import training_flags
 from bert_tf.tasks import FineTuningOptions, run_fine_tuning
 
@@ -56,4 +57,4 @@ def run(task):
       warmup_proportion=FLAGS.warmup_proportion, export_dir=FLAGS.export_dir,
       optimizer=FLAGS.optimizer, seed=FLAGS.seed,
       training=training_flags.options(num_train_steps=0))
-  return run_fine_tuning(task, options, training_flags.strategy())
+  return run_fine_tuning(task, options, model_flags.strategy())

@@ -14,8 +14,8 @@ defaults, on tf.distribute:
 Checkpoints are model.ckpt-<step> with the original names and adam_m/adam_v
 slots; running the same command again resumes from the newest. With
 --do_eval, eval_results.txt holds the original's keys. Distribution and
-precision: see training_flags.py (--tpu, --distribution_strategy, --dtype,
---use_xla, ...).
+precision: see model_flags.py and training_flags.py (--tpu,
+--distribution_strategy, --dtype, --use_xla, ...).
 """
 
 import os
@@ -24,6 +24,7 @@ import tensorflow as tf
 from absl import flags, logging
 
 import program
+import model_flags
 import training_flags
 from bert_tf import file_io
 from bert_tf.data.pretraining_dataset import (find_bad_record,
@@ -110,7 +111,7 @@ def main(_):
   training_flags.check_outputs(
       ["eval_results.txt"], [("--input_file", path) for path in input_files])
   options = training_flags.options(FLAGS.num_train_steps)
-  strategy = training_flags.strategy()
+  strategy = model_flags.strategy()
   train_data = dataset(input_files, True, strategy, config.vocab_size) \
       if FLAGS.do_train else None
   eval_data = dataset(input_files, False, strategy, config.vocab_size) \

@@ -25,15 +25,27 @@ def read_jsonl(path):
     return [json.loads(line) for line in reader]
 
 
+# Output files of the fixture's runs: the two formats, and the JSONL with
+# XLA and with bfloat16 compute.
+RUNS = {"output.jsonl": {}, "output.npz": {"output_format": "npz"},
+        "xla.jsonl": {"use_xla": "true"}, "bfloat16.jsonl": {
+            "dtype": "bfloat16"}}
+
+
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory):
   tmp_path = tmp_path_factory.mktemp("extract")
-  for name in ("jsonl", "npz"):
-    result = run_script("extract_features.py", {
-        **FLAGS, "output_file": tmp_path / f"output.{name}",
-        "output_format": name})
-    assert result.returncode == 0, result.stderr[-3000:]
+  outcomes = run_script_cases("extract_features.py", [
+      {**FLAGS, "output_file": tmp_path / name, **flags}
+      for name, flags in RUNS.items()])
+  assert [code for code, _ in outcomes] == [0] * len(RUNS), outcomes
   return tmp_path
+
+
+def layer_values(lines):
+  return np.array([layer["values"] for line in lines
+                   for feature in line["features"]
+                   for layer in feature["layers"]])
 
 
 @pytest.mark.shared
@@ -61,18 +73,33 @@ def test_the_jsonl_is_the_originals(outputs):
 def test_the_npz_holds_the_same_layers(outputs):
   lines = read_jsonl(outputs / "output.jsonl")
   arrays = np.load(outputs / "output.npz")
+  assert sorted(arrays) == ["layers", "lengths", "tokens", "values"]
   assert arrays["layers"].tolist() == [-1, 0]
   assert arrays["lengths"].tolist() == [len(line["features"])
                                         for line in lines]
   assert arrays["tokens"].tolist() == [feature["token"] for line in lines
                                        for feature in line["features"]]
-  for k in range(2):
-    assert arrays[f"layer_{k}"].dtype == np.float32
-    np.testing.assert_allclose(arrays[f"layer_{k}"], [
-        feature["layers"][k]["values"] for line in lines
-        for feature in line["features"]], atol=5.1e-7)
+  assert arrays["values"].dtype == np.float32
+  np.testing.assert_allclose(arrays["values"], [
+      [layer["values"] for layer in feature["layers"]]
+      for line in lines for feature in line["features"]], atol=5.1e-7)
   assert os.path.getsize(outputs / "output.npz") < \
       os.path.getsize(outputs / "output.jsonl") / 2
+
+
+@pytest.mark.shared
+def test_xla_and_bfloat16_give_the_same_tokens_and_close_values(outputs):
+  """--use_xla and --dtype reach the model (bfloat16 keeps ~3 digits)."""
+  fp32 = read_jsonl(outputs / "output.jsonl")
+  for name, atol in (("xla.jsonl", 1e-5), ("bfloat16.jsonl", 0.1)):
+    lines = read_jsonl(outputs / name)
+    assert [[feature["token"] for feature in line["features"]]
+            for line in lines] == [[feature["token"] for feature in
+                                    line["features"]] for line in fp32]
+    np.testing.assert_allclose(layer_values(lines), layer_values(fp32),
+                               atol=atol)
+  assert np.abs(layer_values(read_jsonl(outputs / "bfloat16.jsonl"))
+                - layer_values(fp32)).max() > 1e-4
 
 
 @pytest.mark.shared

@@ -2,7 +2,8 @@
 
     check every path -> read the lines (text_lines) -> features as the
     original packs them (text_inputs) -> the encoder's layers (Predictor, on
-    any strategy) -> the original's JSONL (features_jsonl) or an npz
+    any strategy, each batch at its own length) -> the original's JSONL
+    (features_jsonl) or an npz
 
 Everything is checked before the model runs: the output is not an input
 nor a directory, --layers exist in the model, the checkpoint is one of this
@@ -10,10 +11,14 @@ config. The output is written under a temporary name and renamed when
 complete.
 """
 
+import collections
 import dataclasses
 import logging
+import zipfile
+from concurrent import futures
 
 import numpy as np
+import tensorflow as tf
 
 from bert_tf import checkpoints, file_io, output_paths, tokenization
 from bert_tf.data import batching
@@ -22,15 +27,23 @@ from bert_tf.data.text_inputs import encode_texts
 from bert_tf.data.text_lines import read_lines
 from bert_tf.layers.layer_combination import check_layers, select_layers
 from bert_tf.models.encoder import EncoderModel
-from bert_tf.training import run_files
+from bert_tf.training import precision, run_files
 from bert_tf.training.predictor import Predictor
 from bert_tf.training.progress import Progress
 
 logger = logging.getLogger(__name__)
 
 JSONL, NPZ = "jsonl", "npz"
-# Lines predicted at a time (their layers are held in memory together).
-_CHUNK_LINES = 1024
+# Lines are sorted by length within chunks of _CHUNK_BATCHES batches, so
+# that each batch runs at its own longest length (a multiple of
+# _BUCKET_WIDTH); a chunk's layers are held in memory until written in
+# order.
+_CHUNK_BATCHES = 16
+_BUCKET_WIDTH = 8
+# Progress is logged every this many lines.
+_LOG_EVERY = 1000
+# Lines predicted and not yet written, at most.
+_LINES_AHEAD = 256
 
 
 @dataclasses.dataclass
@@ -46,6 +59,8 @@ class ExtractionOptions:
   do_lower_case: bool = True
   batch_size: int = 32
   output_format: str = JSONL
+  use_xla: bool = False
+  dtype: str = "float32"
 
 
 class LayerOutputs(EncoderModel):
@@ -63,7 +78,8 @@ class LayerOutputs(EncoderModel):
   def call(self, inputs, training=None):
     chosen = select_layers(self.encoder(inputs, training=False),
                            self.selected_layers)
-    return {f"layer_output_{k}": layer for k, layer in enumerate(chosen)}
+    return {f"layer_output_{k}": tf.cast(layer, tf.float32)
+            for k, layer in enumerate(chosen)}
 
 
 def parse_layers(text, num_layers):
@@ -114,7 +130,7 @@ def extract_features(options, strategy):
                           [example.text_b for example in examples],
                           options.max_seq_length)
   features["is_real_example"] = np.ones(len(examples), np.int32)
-  with strategy.scope():
+  with strategy.scope(), precision.dtype_policy(options.dtype):
     model = LayerOutputs(config, layers)
   report = checkpoints.load_checkpoint(model, init_checkpoint)
   if report.not_in_checkpoint:
@@ -123,63 +139,83 @@ def extract_features(options, strategy):
                      f"{', '.join(report.not_in_checkpoint[:3])}")
   logger.info("***** Extracting layers %s of %d lines *****", layers,
               len(examples))
-  predictor = Predictor(strategy, model)
-  chunks = _predicted_chunks(predictor, features, tokenizer, len(layers),
-                             options.batch_size)
+  predictor = Predictor(strategy, model, options.use_xla)
+  lines = _logged(_predicted_lines(predictor, features, tokenizer,
+                                   len(layers), options.batch_size),
+                  len(examples))
   if options.output_format == JSONL:
-    _write_jsonl(options.output_file, chunks, layers, len(examples))
+    _write_jsonl(options.output_file, lines, layers)
   else:
-    _write_npz(options.output_file, chunks, layers)
+    _write_npz(options.output_file, lines, layers,
+               int(features["input_mask"].sum()), config.hidden_size)
   logger.info("Wrote %s for %d lines", options.output_file, len(examples))
   return len(examples)
 
 
-def _predicted_chunks(predictor, features, tokenizer, num_layers,
-                      batch_size):
-  """(tokens per line, [lines, layers, seq, hidden] values) for
-  _CHUNK_LINES lines at a time: memory stays that of one chunk."""
-  count = len(features["is_real_example"])
-  for start in range(0, count, _CHUNK_LINES):
-    chunk = {name: value[start:start + _CHUNK_LINES]
-             for name, value in features.items()}
-    outputs = predictor.predict(
-        batching.feature_dataset(chunk, batch_size, False),
-        batching.num_batches(chunk, batch_size))
-    values = np.stack([outputs[f"layer_output_{k}"]
-                       for k in range(num_layers)], axis=1)
-    lengths = chunk["input_mask"].sum(axis=1)
-    yield ([tokenizer.convert_ids_to_tokens(ids[:length].tolist())
-            for ids, length in zip(chunk["input_ids"], lengths)], values)
+def _predicted_lines(predictor, features, tokenizer, num_layers,
+                     batch_size):
+  """Yields (tokens, float32 [layers, tokens, hidden]) per line, in input
+  order."""
+  batches = batching.length_bucketed_batches(features, batch_size,
+                                             _BUCKET_WIDTH, _CHUNK_BATCHES)
+  lengths = features["input_mask"].sum(axis=1)
+  for index, outputs in predictor.predict_in_order(batches):
+    length = lengths[index]
+    yield (tokenizer.convert_ids_to_tokens(
+        features["input_ids"][index, :length].tolist()),
+           np.stack([outputs[f"layer_output_{k}"][:length]
+                     for k in range(num_layers)]))
 
 
-def _write_jsonl(path, chunks, layers, count):
+def _logged(lines, count):
+  """The lines, logging progress (lines/sec, ETA) as they pass."""
   progress = Progress(0, count, 1)
-  index = 0
-  with file_io.atomic_write(path) as writer:
-    for tokens, values in chunks:
-      for line_tokens, line_values in zip(tokens, values):
-        writer.write(jsonl_line(index, line_tokens, layers,
-                                line_values[:, :len(line_tokens)]))
-        index += 1
+  for index, line in enumerate(lines, 1):
+    yield line
+    if index % _LOG_EVERY == 0 or index == count:
       progress.log(index, {})
 
 
-def _write_npz(path, chunks, layers):
-  """Every line's real tokens, concatenated: tokens [total] (str),
-  lengths [lines] (a line's tokens are the next `length` of them), layers
-  [k] (the --layers values) and layer_<k> float32 [total, hidden] per
-  layer, in --layers order."""
-  tokens, lengths, parts = [], [], [[] for _ in layers]
-  for chunk_tokens, values in chunks:
-    for line_tokens, line_values in zip(chunk_tokens, values):
-      tokens += line_tokens
-      lengths.append(len(line_tokens))
-      for k, part in enumerate(parts):
-        part.append(line_values[k, :len(line_tokens)])
-  arrays = {"tokens": np.array(tokens), "lengths": np.array(lengths,
-                                                            np.int32),
-            "layers": np.array(layers, np.int32)}
-  for k, part in enumerate(parts):
-    arrays[f"layer_{k}"] = np.concatenate(part).astype(np.float32)
-  with file_io.atomic_write(path, "wb") as writer:
-    np.savez(writer, **arrays)
+def _write_jsonl(path, lines, layers):
+  """Printing and writing run in a thread of their own, while the model
+  predicts the next lines (TensorFlow releases the GIL as it computes)."""
+  with file_io.atomic_write(path) as writer, \
+      futures.ThreadPoolExecutor(1) as printer:
+    pending = collections.deque()
+    for index, (tokens, values) in enumerate(lines):
+      pending.append(printer.submit(
+          lambda *line: writer.write(jsonl_line(*line)), index, tokens,
+          layers, values))
+      while len(pending) > _LINES_AHEAD:
+        pending.popleft().result()
+    for line in pending:
+      line.result()
+
+
+def _write_npz(path, lines, layers, num_tokens, hidden_size):
+  """The npz: values float32 [tokens, layers, hidden], every line's real
+  tokens one after another (the JSONL's order; layers in --layers order),
+  tokens [tokens] (str), lengths [lines] (a line's tokens are the next
+  `length` of them) and layers [k] (the --layers values).
+
+  values is streamed into the archive line by line (its shape is known
+  before the model runs), so memory stays that of a chunk, as for JSONL.
+  """
+  tokens, lengths = [], []
+  with file_io.atomic_write(path, "wb") as writer, \
+      zipfile.ZipFile(writer, "w", allowZip64=True) as archive:
+    with archive.open("values.npy", "w", force_zip64=True) as values_file:
+      np.lib.format.write_array_header_1_0(values_file, {
+          "descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)),
+          "fortran_order": False,
+          "shape": (num_tokens, len(layers), hidden_size)})
+      for line_tokens, values in lines:
+        tokens += line_tokens
+        lengths.append(len(line_tokens))
+        values_file.write(np.ascontiguousarray(
+            values.transpose(1, 0, 2), np.float32).tobytes())
+    for name, array in (("tokens", np.array(tokens)),
+                        ("lengths", np.array(lengths, np.int32)),
+                        ("layers", np.array(layers, np.int32))):
+      with archive.open(f"{name}.npy", "w", force_zip64=True) as file:
+        np.lib.format.write_array(file, array)

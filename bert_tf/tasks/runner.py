@@ -100,16 +100,15 @@ def run_fine_tuning(task, options, strategy):
                 num_warmup_steps)
     # A resumed run goes on with the batches after the checkpoint's (the
     # same ones an unbroken run reads, given --seed), not the first ones.
-    trainer.train(batching.feature_dataset(
-        features[task.train_split], options.train_batch_size, True,
+    trainer.train(batching.training_dataset(
+        features[task.train_split], options.train_batch_size,
         options.seed).skip(trainer.global_step))
 
   predictor = Predictor(strategy, trainer.model, options.training.use_xla)
 
   def predict(split, batch_size):
     return predictor.predict(
-        batching.feature_dataset(features[split], batch_size, False),
-        batching.num_batches(features[split], batch_size))
+        batching.prediction_batches(features[split], batch_size))
 
   def evaluate(split, predictions, batch_size):
     return {"global_step": trainer.global_step, **task.evaluate(

@@ -1,0 +1,97 @@
+"""google-research/bert's extract_features.py, run unchanged under
+tensorflow.compat.v1 from a checkout you give (nothing of it is kept here).
+
+TF 2 has no tf.contrib and no Estimator: a small shim gives the original
+the contrib layer_norm (the same computation, epsilon 1e-12),
+tf.layers.dense, ModeKeys and a TPUEstimator that runs its model_fn in a
+session on its input_fn. Used by the fixture generator
+(tests/fixtures/extract_features/make_reference.py) and by
+benchmarks/extract_features.py.
+"""
+
+import sys
+import types
+
+
+def run_original(original_dir, flag_args):
+  """Runs the original's extract_features main with `flag_args`
+  (["--input_file=...", ...]) in this process, which it leaves with the
+  shimmed tensorflow module installed."""
+  sys.modules["tensorflow"] = _shimmed_tensorflow()
+  sys.path.insert(0, original_dir)
+  import extract_features  # pylint: disable=import-outside-toplevel
+  extract_features.FLAGS([sys.argv[0], *flag_args])
+  extract_features.main(None)
+
+
+class _Spec:
+  def __init__(self, mode, predictions, scaffold_fn=None):
+    del mode, scaffold_fn
+    self.predictions = predictions
+
+
+class _Estimator:
+  """The original's TPUEstimator.predict, without TPUs or Estimator."""
+
+  def __init__(self, use_tpu, model_fn, config, predict_batch_size):
+    del use_tpu, config
+    self.model_fn = model_fn
+    self.batch_size = predict_batch_size
+
+  def predict(self, input_fn, yield_single_examples=True):
+    del yield_single_examples
+    import tensorflow as tf  # the shimmed compat.v1
+    with tf.Graph().as_default():
+      dataset = input_fn({"batch_size": self.batch_size})
+      features = tf.data.make_one_shot_iterator(dataset).get_next()
+      spec = self.model_fn(features, None, "infer",
+                           {"batch_size": self.batch_size})
+      with tf.Session() as session:
+        session.run(tf.global_variables_initializer())
+        while True:
+          try:
+            batch = session.run(spec.predictions)
+          except tf.errors.OutOfRangeError:
+            return
+          for row in range(len(batch["unique_id"])):
+            yield {name: value[row] for name, value in batch.items()}
+
+
+def _shimmed_tensorflow():
+  import tensorflow as tf
+  v1 = tf.compat.v1
+  v1.disable_eager_execution()
+
+  def layer_norm(inputs, begin_norm_axis=-1, begin_params_axis=-1,
+                 scope=None):
+    del begin_norm_axis, begin_params_axis
+    with v1.variable_scope(scope, default_name="LayerNorm"):
+      depth = inputs.shape[-1]
+      beta = v1.get_variable("beta", [depth],
+                             initializer=v1.zeros_initializer())
+      gamma = v1.get_variable("gamma", [depth],
+                              initializer=v1.ones_initializer())
+      mean, variance = tf.nn.moments(inputs, [-1], keepdims=True)
+      return tf.nn.batch_normalization(inputs, mean, variance, beta, gamma,
+                                       1e-12)
+
+  def dense(inputs, units, activation=None, name=None,
+            kernel_initializer=None):
+    with v1.variable_scope(name, default_name="dense"):
+      kernel = v1.get_variable("kernel", [inputs.shape[-1], units],
+                               initializer=kernel_initializer)
+      bias = v1.get_variable("bias", [units],
+                             initializer=v1.zeros_initializer())
+      outputs = tf.matmul(inputs, kernel) + bias
+      return activation(outputs) if activation else outputs
+
+  v1.layers = types.SimpleNamespace(dense=dense)
+  v1.estimator = types.SimpleNamespace(
+      ModeKeys=types.SimpleNamespace(PREDICT="infer"))
+  v1.contrib = types.SimpleNamespace(
+      layers=types.SimpleNamespace(layer_norm=layer_norm),
+      tpu=types.SimpleNamespace(
+          InputPipelineConfig=types.SimpleNamespace(PER_HOST_V2=2),
+          RunConfig=lambda **kwargs: None, TPUConfig=lambda **kwargs: None,
+          TPUEstimator=_Estimator, TPUEstimatorSpec=_Spec))
+  return v1
