@@ -144,9 +144,9 @@ def extract_features(options, strategy):
                                    len(layers), options.batch_size),
                   len(examples))
   if options.output_format == JSONL:
-    _write_jsonl(options.output_file, lines, layers)
+    write_jsonl(options.output_file, lines, layers)
   else:
-    _write_npz(options.output_file, lines, layers,
+    write_npz(options.output_file, lines, layers,
                int(features["input_mask"].sum()), config.hidden_size)
   logger.info("Wrote %s for %d lines", options.output_file, len(examples))
   return len(examples)
@@ -176,9 +176,11 @@ def _logged(lines, count):
       progress.log(index, {})
 
 
-def _write_jsonl(path, lines, layers):
-  """Printing and writing run in a thread of their own, while the model
-  predicts the next lines (TensorFlow releases the GIL as it computes)."""
+def write_jsonl(path, lines, layers):
+  """The original's JSONL of (tokens, float32 [layers, tokens, hidden])
+  per line. Printing and writing run in a thread of their own, while the
+  model predicts the next lines (TensorFlow releases the GIL as it
+  computes)."""
   with file_io.atomic_write(path) as writer, \
       futures.ThreadPoolExecutor(1) as printer:
     pending = collections.deque()
@@ -192,8 +194,9 @@ def _write_jsonl(path, lines, layers):
       line.result()
 
 
-def _write_npz(path, lines, layers, num_tokens, hidden_size):
-  """The npz: values float32 [tokens, layers, hidden], every line's real
+def write_npz(path, lines, layers, num_tokens, hidden_size):
+  """The npz of (tokens, float32 [layers, tokens, hidden]) per line:
+  values float32 [tokens, layers, hidden], every line's real
   tokens one after another (the JSONL's order; layers in --layers order),
   tokens [tokens] (str), lengths [lines] (a line's tokens are the next
   `length` of them) and layers [k] (the --layers values).

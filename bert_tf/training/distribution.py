@@ -49,7 +49,7 @@ def create_strategy(distribution_strategy="one_device", num_gpus=None,
           range(len(tf.config.list_physical_devices("GPU")))]
   if distribution_strategy == "one_device":
     device = gpus[0] if gpus else "/cpu:0"
-    logger.info("Training on %s", device)
+    logger.info("Running on %s", device)
     return tf.distribute.OneDeviceStrategy(device)
   if distribution_strategy == "mirrored":
     if num_gpus is not None:
