@@ -9,8 +9,11 @@ original_extract_features.py; from a checkout you pass with
 extract_features.py writing the JSONL, then the npz. Prints each run's
 seconds (the whole process) and lines/sec, the ratios, the files' sizes,
 and how far the two JSONL files are apart: tokens, the largest value
-difference, lines byte for byte the same. Then the output stage alone:
-bert_tf writing the same values as JSONL and as npz, in this process.
+difference, lines byte for byte the same. Then the output stage alone, in
+this process on the same values: printing lines (bert_tf against the
+original's loop, tests/original_extract_features.originals_line, on the
+first --print_lines lines), and bert_tf writing all of them as JSONL and as
+npz.
 
     .venv/bin/python benchmarks/extract_features.py \\
         --original_dir=/path/to/google-research/bert [--num_lines=2000] \\
@@ -39,7 +42,9 @@ SHARED_DIR = os.path.join(os.path.dirname(PROJECT_DIR), "shared")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import bert_tf
 from bert_tf.data import glue
+from bert_tf.data.features_jsonl import jsonl_line
 from bert_tf.tasks import feature_extraction
+from tests.original_extract_features import originals_line
 
 _GLUE_DEV = ("SST-2", "CoLA", "MRPC", "RTE")
 _ORIGINAL = """
@@ -62,6 +67,8 @@ def parse_args():
   parser.add_argument("--layers", default="-1,-2,-3,-4")
   parser.add_argument("--max_seq_length", type=int, default=128)
   parser.add_argument("--batch_size", type=int, default=32)
+  parser.add_argument("--print_lines", type=int, default=200,
+                      help="lines the printing comparison prints")
   return parser.parse_args()
 
 
@@ -127,8 +134,10 @@ def compare_jsonl(theirs, ours):
   return same_tokens, largest, same_lines
 
 
-def time_outputs(npz_file, layers, directory):
-  """Seconds bert_tf takes to write the npz's values as JSONL and as npz."""
+def time_outputs(npz_file, layers, directory, print_lines):
+  """Seconds to print the first print_lines lines of the npz's values (the
+  original's loop and bert_tf's, checked equal), and to write them all as
+  JSONL and as npz."""
   with np.load(npz_file) as arrays:
     values, lengths = arrays["values"], arrays["lengths"]
     tokens = arrays["tokens"].tolist()
@@ -136,7 +145,16 @@ def time_outputs(npz_file, layers, directory):
   lines = [(tokens[end - length:end],
             values[end - length:end].transpose(1, 0, 2))
            for end, length in zip(ends, lengths.tolist())]
-  seconds = {}
+  seconds, printed = {}, {}
+  for name, print_line in (("original_print", originals_line),
+                           ("print", jsonl_line)):
+    start = time.perf_counter()
+    printed[name] = [print_line(index, line_tokens, layers, line_values)
+                     for index, (line_tokens, line_values)
+                     in enumerate(lines[:print_lines])]
+    seconds[name] = time.perf_counter() - start
+  if printed["original_print"] != printed["print"]:
+    sys.exit("bert_tf's printed lines differ from the original loop's")
   for name, write in (
       ("jsonl", lambda path: feature_extraction.write_jsonl(
           path, lines, layers)),
@@ -177,7 +195,8 @@ def main():
     same_tokens, largest, same_lines = compare_jsonl(outputs["original"],
                                                      outputs["jsonl"])
     stage = time_outputs(outputs["npz"], [int(layer) for layer in
-                                          args.layers.split(",")], directory)
+                                          args.layers.split(",")], directory,
+                         args.print_lines)
   print(f"{args.num_lines} lines of GLUE dev text; L={args.num_hidden_layers} "
         f"H={args.hidden_size}, layers {args.layers}, max_seq_length "
         f"{args.max_seq_length}, batch {args.batch_size}; whole processes")
@@ -192,8 +211,11 @@ def main():
           f"{sizes[side] / 1e6:>9.1f}")
   print(f"npz against bert_tf's jsonl: {seconds['jsonl'] / seconds['npz']:.1f}x "
         f"faster, {sizes['jsonl'] / sizes['npz']:.1f}x smaller")
-  print(f"output stage alone (the same values): jsonl {stage['jsonl']:.1f} s, "
-        f"npz {stage['npz']:.1f} s ({stage['jsonl'] / stage['npz']:.1f}x)")
+  print(f"printing {args.print_lines} lines: original's loop "
+        f"{stage['original_print']:.2f} s, bert_tf {stage['print']:.2f} s "
+        f"({stage['original_print'] / stage['print']:.1f}x, the same text)")
+  print(f"writing every line: jsonl {stage['jsonl']:.1f} s, npz "
+        f"{stage['npz']:.1f} s ({stage['jsonl'] / stage['npz']:.1f}x)")
   print(f"JSONL: tokens {'identical' if same_tokens else 'DIFFERENT'}, "
         f"largest value difference {largest:.2g}, {same_lines}/"
         f"{args.num_lines} lines byte for byte the same")

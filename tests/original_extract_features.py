@@ -4,11 +4,13 @@ tensorflow.compat.v1 from a checkout you give (nothing of it is kept here).
 TF 2 has no tf.contrib and no Estimator: a small shim gives the original
 the contrib layer_norm (the same computation, epsilon 1e-12),
 tf.layers.dense, ModeKeys and a TPUEstimator that runs its model_fn in a
-session on its input_fn. Used by the fixture generator
-(tests/fixtures/extract_features/make_reference.py) and by
-benchmarks/extract_features.py.
+session on its input_fn. originals_line is what its main() writes for a
+line, value by value. Used by the fixture generator
+(tests/fixtures/extract_features/make_reference.py), the JSONL's tests
+(tests/data/test_features_jsonl.py) and benchmarks/extract_features.py.
 """
 
+import json
 import sys
 import types
 
@@ -22,6 +24,18 @@ def run_original(original_dir, flag_args):
   import extract_features  # pylint: disable=import-outside-toplevel
   extract_features.FLAGS([sys.argv[0], *flag_args])
   extract_features.main(None)
+
+
+def originals_line(linex_index, tokens, layer_indexes, layer_values):
+  """A line as the original's main() writes it: json.dumps of ordered
+  dicts, every value a Python float rounded by round(float(x), 6), one at
+  a time. layer_values: float32 [layers, tokens, hidden]."""
+  return json.dumps({"linex_index": linex_index, "features": [
+      {"token": token, "layers": [
+          {"index": index, "values": [
+              round(float(x), 6) for x in layer_values[layer][position]]}
+          for layer, index in enumerate(layer_indexes)]}
+      for position, token in enumerate(tokens)]}) + "\n"
 
 
 class _Spec:

@@ -1,7 +1,6 @@
 """extract_features' reading and output against the original's own run on
 tests/fixtures/extract_features (make_reference.py)."""
 
-import collections
 import json
 import os
 
@@ -17,6 +16,7 @@ from bert_tf.data.text_inputs import encode_texts
 from bert_tf.data.text_lines import LineExample, read_lines
 from bert_tf.layers.layer_combination import select_layers
 from tests.helpers import ORIGINAL_TINY, PROJECT_DIR
+from tests.original_extract_features import originals_line
 
 FIXTURES = os.path.join(PROJECT_DIR, "tests", "fixtures", "extract_features")
 INPUT = os.path.join(FIXTURES, "input.txt")
@@ -68,27 +68,6 @@ def test_a_line_is_the_originals_text_for_its_values():
                        for feature in record["features"]], np.float32)
     assert jsonl_line(record["linex_index"], tokens, LAYERS,
                       values.transpose(1, 0, 2)) == line
-
-
-def originals_line(linex_index, tokens, layer_indexes, layer_values):
-  """The original's loop (extract_features.py main), value by value."""
-  output_json = collections.OrderedDict()
-  output_json["linex_index"] = linex_index
-  all_features = []
-  for i, token in enumerate(tokens):
-    all_layers = []
-    for j, layer_index in enumerate(layer_indexes):
-      layers = collections.OrderedDict()
-      layers["index"] = layer_index
-      layers["values"] = [round(float(x), 6)
-                          for x in layer_values[j][i:(i + 1)].flat]
-      all_layers.append(layers)
-    features = collections.OrderedDict()
-    features["token"] = token
-    features["layers"] = all_layers
-    all_features.append(features)
-  output_json["features"] = all_features
-  return json.dumps(output_json) + "\n"
 
 
 # Values where printing changes form: exponents below 1e-4, halves that
