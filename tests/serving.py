@@ -60,11 +60,28 @@ _SERVE = textwrap.dedent("""
                     for name, value in
                     loaded.signatures[signature](**inputs).items()}
         for signature, inputs in requests.items()}
+    # Ids outside the embedding tables: each request must be refused.
+    refusals = {}
+    ids_request = requests.get("serving_default", {})
+    for name, value in (("input_ids", -1), ("input_ids", 2**30),
+                        ("segment_ids", -1), ("segment_ids", 2**30)):
+      if name not in ids_request:
+        continue
+      bad = ids_request[name].numpy().copy()
+      bad.flat[-1] = value
+      try:
+        loaded.signatures["serving_default"](
+            **{**ids_request, name: tf.constant(bad)})
+        refusals[f"{name}={value}"] = None
+      except tf.errors.InvalidArgumentError as error:
+        refusals[f"{name}={value}"] = next(
+            (line for line in error.message.splitlines()
+             if "assertion failed" in line), error.message)
     print(json.dumps({"unregistered": unregistered,
                       "signatures": sorted(loaded.signatures),
                       "imported_bert_tf": imported_bert_tf or
                                           "bert_tf" in sys.modules,
-                      "outputs": outputs}))
+                      "outputs": outputs, "refusals": refusals}))
     """)
 
 
@@ -79,8 +96,9 @@ def serve_export(version_dir, requests, work_dir):
 
   Returns:
     (sorted signature names, {signature: {output name: nested lists}}),
-    after checking that serving_default uses core ops only and that bert_tf
-    was never imported.
+    after checking that serving_default uses core ops only, that bert_tf
+    was never imported, and that serving_default refuses the request with
+    an id of -1 or 2**30 in input_ids, then segment_ids, naming the field.
   """
   path = os.path.join(work_dir, "requests.npz")
   np.savez(path, **{f"{signature}/{name}": np.asarray(value)
@@ -94,6 +112,11 @@ def serve_export(version_dir, requests, work_dir):
   answer = json.loads(result.stdout.strip().splitlines()[-1])
   assert answer["unregistered"] == [], answer["unregistered"]
   assert not answer["imported_bert_tf"]
+  for request, message in answer["refusals"].items():
+    assert message and f"{request.split('=')[0]}: ids must be" in message, (
+        request, message)
+  if "serving_default" in requests:
+    assert len(answer["refusals"]) == 4, answer["refusals"]
   return answer["signatures"], answer["outputs"]
 
 

@@ -14,13 +14,12 @@ import tensorflow as tf
 from bert_tf.data import classifier_features, glue
 from bert_tf.evaluation.glue_metrics import glue_metrics
 from bert_tf.models.classifier import BertClassifier
+from bert_tf.tasks.ids_serving import checked_ids
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.text.packing import pack_inputs
 from bert_tf.text.tokenizer import InGraphTokenizer
 from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN
 from bert_tf.training.objectives import ClassificationObjective
-
-ENCODER_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
 
 class ClassificationTask(FineTuningTask):
@@ -112,7 +111,9 @@ class ClassifierServing(tf.Module):
 
   serving_default(input_ids, input_mask, segment_ids: int32 [batch, seq])
       -> probabilities [batch, classes] (predictions [batch] for a
-      regressor). Core TensorFlow ops only: stock TF Serving runs it.
+      regressor); ids outside the model's tables are refused
+      (ids_serving.checked_ids). Core TensorFlow ops only: stock TF
+      Serving runs it.
   serve_text(text_a[, text_b]: string [batch])
       -> the same plus labels (label names; none for a regressor). The text
       is tokenised in the graph exactly as FullTokenizer does and packed as
@@ -130,7 +131,7 @@ class ClassifierServing(tf.Module):
     self.label_names = tf.constant(label_names) if label_names else None
 
   def predict(self, inputs):
-    outputs = self.model({name: inputs[name] for name in ENCODER_INPUTS},
+    outputs = self.model(checked_ids(inputs, self.model.config),
                          training=False)
     if self.model.is_regression:
       return {"predictions": outputs["predictions"]}
