@@ -106,6 +106,7 @@ def test_xla_and_bfloat16_give_the_same_tokens_and_close_values(outputs):
 def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path):
   other = tiny_config(hidden_size=16, num_attention_heads=2)
   (tmp_path / "other_config.json").write_text(other.to_json_string())
+  (tmp_path / "empty.txt").write_text("")
   bert_tf.save_checkpoint(bert_tf.BertEncoder(other),
                           str(tmp_path / "other.ckpt"))
   cases = {
@@ -114,6 +115,8 @@ def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path):
       r"--layers=a: expected comma-separated layer indexes": {"layers": "a"},
       r"--input_file=.*missing.txt does not exist": {
           "input_file": tmp_path / "missing.txt"},
+      r"--input_file=.*empty.txt is empty": {
+          "input_file": tmp_path / "empty.txt"},
       r"other.ckpt.*(shape|another)": {
           "init_checkpoint": tmp_path / "other.ckpt"},
       r"--output_file=.*input.txt is the same file as --input_file": {

@@ -57,7 +57,7 @@ def check_layers(layers, num_layers, what):
     if layer != EMBEDDINGS and not -num_layers <= layer < num_layers:
       raise ValueError(f"{what}: layer {layer} does not exist in a model "
                        f"of {num_layers} layers (valid: -{num_layers} .. "
-                       f"{num_layers - 1}, or {EMBEDDINGS})")
+                       f"{num_layers - 1})")
 
 
 def select_layers(encoder_outputs, layers):

@@ -124,6 +124,9 @@ def extract_features(options, strategy):
               ("--bert_config_file", options.bert_config_file),
               *run_files.checkpoint_inputs(init_checkpoint)])
   examples = read_lines(options.input_file)
+  if not examples:
+    raise ValueError(f"--input_file={options.input_file} is empty: no "
+                     f"lines to extract features of")
   tokenizer = tokenization.FullTokenizer(options.vocab_file,
                                          options.do_lower_case)
   features = encode_texts(tokenizer, [example.text_a for example in examples],
