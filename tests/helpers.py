@@ -141,11 +141,13 @@ FINE_TUNING_FLAGS = (
 
 
 def assert_help_lists(script, names):
-  """run_scripts/<script> --helpfull lists every flag of `names`."""
+  """run_scripts/<script> --helpfull lists every flag of `names`; returns
+  the help text."""
   result = run_script(script, {"helpfull": "true"})
   for name in names:
     assert f"--{name}:" in result.stdout or \
         f"--[no]{name}:" in result.stdout, name
+  return result.stdout
 
 
 def assert_cases_fail_before_writing(script, flag_values, cases, tmp_path):

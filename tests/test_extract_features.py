@@ -9,7 +9,7 @@ import pytest
 
 import bert_tf
 from tests.helpers import (ORIGINAL_TINY, PROJECT_DIR,
-                           assert_fails_in_one_line, run_script,
+                           assert_fails_in_one_line, assert_help_lists, run_script,
                            run_script_cases, tiny_config)
 
 FIXTURES = os.path.join(PROJECT_DIR, "tests", "fixtures", "extract_features")
@@ -130,3 +130,16 @@ def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path):
   assert not (tmp_path / "output.jsonl").exists()
   with open(FLAGS["input_file"], encoding="utf-8") as reader:
     assert len(reader.read().splitlines()) == 15
+
+
+def test_help_lists_the_original_flags_and_no_training_ones():
+  help_text = assert_help_lists("extract_features.py", (
+      "input_file", "output_file", "layers", "bert_config_file",
+      "max_seq_length", "init_checkpoint", "vocab_file", "do_lower_case",
+      "batch_size", "use_tpu", "master", "num_tpu_cores",
+      "use_one_hot_embeddings", "distribution_strategy", "use_xla", "dtype",
+      "output_format"))
+  for name in ("do_train", "learning_rate", "output_dir"):
+    assert f"--{name}:" not in help_text and \
+        f"--[no]{name}:" not in help_text, name
+  assert "(default: '-1,-2,-3,-4')" in help_text

@@ -185,7 +185,9 @@ def test_bad_input_stops_before_anything_is_written(tmp_path):
 
 
 def test_help_lists_the_original_flags():
-  assert_help_lists("run_squad.py", FINE_TUNING_FLAGS + (
+  help_text = assert_help_lists("run_squad.py", FINE_TUNING_FLAGS + (
       "train_file", "predict_file", "doc_stride", "max_query_length",
       "n_best_size", "max_answer_length", "verbose_logging",
       "version_2_with_negative", "null_score_diff_threshold"))
+  assert "--max_seq_length: The maximum total input sequence length" in \
+      help_text and "(default: '384')" in help_text

@@ -112,7 +112,6 @@ def extract_features(options, strategy):
   config = run_files.load_bert_config(options.bert_config_file,
                                       options.max_seq_length)
   layers = parse_layers(options.layers, config.num_hidden_layers)
-  file_io.check_input_file("--input_file", options.input_file)
   file_io.check_input_file("--vocab_file", options.vocab_file)
   init_checkpoint = run_files.resolve_init_checkpoint(options.init_checkpoint)
   if init_checkpoint is None:
