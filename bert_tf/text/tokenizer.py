@@ -52,27 +52,32 @@ def clean_and_split(texts, do_lower_case, validate_utf8=True):
   # Every other separator becomes " ", so a plain split on " " suffices.
   texts = tf.strings.regex_replace(texts, classes["separators"], " ")
   if do_lower_case:
-    texts = _lower_and_strip_accents(texts)
+    texts = lower_and_strip_accents(texts)
   texts = tf.strings.regex_replace(
       texts, f"({classes['cjk']}|{classes['punctuation']})", r" \1 ")
   return tf.strings.split(texts, sep=None)
 
 
-def _overlong_words_to_unk(words):
-  """Words over 200 characters become [UNK], as in WordpieceTokenizer.
+def _overlong(words):
+  """Which words are over 200 characters: WordpieceTokenizer makes them
+  [UNK].
 
   Characters are only counted when some word is over 200 bytes: a word
   never has more characters than bytes.
   """
   limit = tokenization_rules.MAX_INPUT_CHARS_PER_WORD
-  overlong = tf.cond(
+  return tf.cond(
       tf.reduce_any(tf.strings.length(words) > limit),
       lambda: tf.strings.length(words, unit="UTF8_CHAR") > limit,
       lambda: tf.zeros_like(words, tf.bool))
-  return tf.where(overlong, tokenization_rules.UNK_TOKEN, words)
 
 
-def _lower_and_strip_accents(texts):
+def _overlong_words_to_unk(words):
+  return tf.where(_overlong(words), tokenization_rules.UNK_TOKEN, words)
+
+
+def lower_and_strip_accents(texts):
+  """do_lower_case's normalisation: lower-case, NFD, drop Mn marks."""
   texts = tf.strings.lower(texts, encoding="utf-8")
   texts = text.normalize_utf8(texts, "NFD")
   return tf.strings.regex_replace(texts, char_classes()["mark"], "")
@@ -90,7 +95,7 @@ def lower_case_differences():
            if not 0xD800 <= code < 0xE000]
   # Cleaning deletes these before lower-casing, so they cannot differ.
   chars = [char for char in chars if tokenization_rules.cleaned_char(char)]
-  in_graph = _lower_and_strip_accents(tf.constant(chars)).numpy()
+  in_graph = lower_and_strip_accents(tf.constant(chars)).numpy()
   differences = {}
   for char, graph_result in zip(chars, in_graph):
     python_result = tokenization_rules.strip_accents(char.lower())
@@ -185,6 +190,31 @@ class InGraphTokenizer(keras.layers.Layer):
     words = tf.ragged.map_flat_values(_overlong_words_to_unk, words)
     # [batch, (words), (pieces)] -> [batch, (tokens)]
     return self._wordpiece.tokenize(words).merge_dims(1, 2)
+
+  def word_pieces_with_offsets(self, words):
+    """WordPiece for words already split (offsets.split_with_offsets).
+
+    Args:
+      words: [batch, (words)] strings.
+
+    Returns:
+      (ids, starts, ends): [batch, (words), (pieces)] int64: each piece's
+      id and its first and past-the-end byte in its word. A word over 200
+      characters is one [UNK] spanning the word, as in the original.
+    """
+    overlong = tf.ragged.map_flat_values(_overlong, words)
+    ids, starts, ends = self._wordpiece.tokenize_with_offsets(
+        tf.where(overlong, tokenization_rules.UNK_TOKEN, words))
+    # The [UNK] that replaced an overlong word covers all of it.
+    piece_words = starts.values.value_rowids()
+    covers_word = tf.gather(overlong.flat_values, piece_words)
+    word_bytes = tf.gather(tf.strings.length(words.flat_values),
+                           piece_words)
+    starts = starts.with_flat_values(tf.where(
+        covers_word, tf.zeros_like(starts.flat_values), starts.flat_values))
+    ends = ends.with_flat_values(tf.where(
+        covers_word, tf.cast(word_bytes, ends.dtype), ends.flat_values))
+    return ids, starts, ends
 
   def compute_output_spec(self, texts):
     return keras.KerasTensor((None, None), dtype="int64", ragged=True)
