@@ -9,6 +9,7 @@ script whose original had other defaults (run_squad's max_seq_length of
 
 from absl import flags
 
+import export_flags
 import tokenizer_flags
 import model_flags
 import training_flags
@@ -29,13 +30,10 @@ flags.DEFINE_float(
     "warmup_proportion", 0.1,
     "Proportion of training to perform linear learning rate warmup for. "
     "E.g., 0.1 = 10% of training.")
-flags.DEFINE_string(
-    "export_dir", None,
-    "Also export a TF Serving SavedModel (the task's signatures, raw text "
-    "among them) to a new numbered version folder in this directory.")
 # --help lists the tokenizer and training flags with the fine-tuning ones.
 flags.adopt_module_key_flags(tokenizer_flags)
 flags.adopt_module_key_flags(training_flags)
+flags.adopt_module_key_flags(export_flags)
 FLAGS = flags.FLAGS
 
 # The flags every fine-tuning script requires, next to its own.
@@ -55,6 +53,7 @@ def run(task):
       learning_rate=FLAGS.learning_rate,
       num_train_epochs=FLAGS.num_train_epochs,
       warmup_proportion=FLAGS.warmup_proportion, export_dir=FLAGS.export_dir,
+      export_text=FLAGS.export_signatures == "all",
       optimizer=FLAGS.optimizer, seed=FLAGS.seed,
       training=training_flags.options(num_train_steps=0))
   return run_fine_tuning(task, options, model_flags.strategy())

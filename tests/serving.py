@@ -54,7 +54,8 @@ _SERVE = textwrap.dedent("""
       signature, name = key.split("/")
       requests.setdefault(signature, {})[name] = tf.constant(arrays[key])
     outputs = {
-        signature: {name: (value.numpy().astype(str).tolist()
+        signature: {name: (np.char.decode(value.numpy().astype(bytes),
+                                          "utf-8").tolist()
                            if value.dtype == tf.string
                            else value.numpy().tolist())
                     for name, value in

@@ -1,6 +1,9 @@
 """run_scripts/run_squad.py end to end on a synthetic SQuAD v2.0 task."""
 
 import json
+import os
+import random
+import re
 import shutil
 
 import numpy as np
@@ -14,8 +17,8 @@ from bert_tf.models import BertSpanLabeler
 from tests.helpers import (FINE_TUNING_FLAGS,
                            assert_cases_fail_before_writing,
                            assert_help_lists, run_script, run_script_cases,
-                           run_two_workers, tiny_config)
-from tests.serving import serve_ids
+                           run_two_workers, tiny_config, SHARED_DIR)
+from tests.serving import serve_export
 from tests.squad_fixtures import DEMO_VOCAB, synthetic_squad
 
 SEQ = dict(max_seq_length=48, doc_stride=16, max_query_length=12)
@@ -144,13 +147,86 @@ def test_the_export_serves_the_models_logits(squad_run):
       tokenizer, is_training=False, **SEQ)
   inputs = {name: features[name] for name in
             ("input_ids", "input_mask", "segment_ids")}
-  outputs = serve_ids(squad_run / "export" / "1", inputs, squad_run)
+  signatures, outputs = serve_export(
+      squad_run / "export" / "1", {"serving_default": inputs}, squad_run)
+  assert signatures == ["serve_text", "serving_default"]
   model = BertSpanLabeler(bert_tf.BertConfig.from_json_file(
       str(squad_run / "bert_config.json")))
   bert_tf.load_checkpoint(model, str(squad_run / "output" / "model.ckpt-120"))
   expected = model(inputs, training=False)
   for name in ("start_logits", "end_logits"):
-    np.testing.assert_allclose(outputs[name], expected[name], atol=1e-5)
+    np.testing.assert_allclose(outputs["serving_default"][name],
+                               expected[name], atol=1e-5)
+
+
+def mixed_squad_file(squad_run, path):
+  """The synthetic dev set, and with ../shared the v2.0 sample and 60
+  paragraphs of dev-v1.1.json (real text: accents, dashes, CJK, words the
+  demo vocabulary lacks), in one v2.0 file."""
+  paragraphs = [paragraph for article in json.loads(
+      (squad_run / "dev.json").read_text())["data"]
+                for paragraph in article["paragraphs"]]
+  if os.path.isdir(SHARED_DIR):
+    sample, dev = (json.loads(open(os.path.join(
+        SHARED_DIR, "data", "squad", name), encoding="utf-8").read())
+                   for name in ("sample-v2.0.json", "dev-v1.1.json"))
+    paragraphs += [paragraph for article in sample["data"]
+                   for paragraph in article["paragraphs"]]
+    real = [paragraph for article in dev["data"]
+            for paragraph in article["paragraphs"]]
+    for paragraph in random.Random(0).sample(real, 60):
+      paragraphs.append({**paragraph, "qas": [
+          {**qa, "is_impossible": False} for qa in paragraph["qas"][:2]]})
+  path.write_text(json.dumps({"version": "v2.0", "data": [
+      {"title": "mixed", "paragraphs": paragraphs}]}))
+  return [(qa["id"], qa["question"], paragraph["context"])
+          for paragraph in paragraphs for qa in paragraph["qas"]]
+
+
+def whole_words(context, start, end):
+  """The whitespace words (run_squad's) that characters start..end touch,
+  joined by single spaces: what the original's get_final_text returns
+  when it cannot align the answer's pieces (an [UNK] among them)."""
+  words = [match for match in re.finditer(r"[^ \t\r\n\u202f]+", context)
+           if match.start() < end and match.end() > start]
+  return " ".join(match.group() for match in words)
+
+
+def test_serve_text_answers_as_predictions_json(squad_run, tmp_path):
+  """serve_text's answers are run_squad's predictions.json, found in the
+  context as sent, and its null odds null_odds.json's; a difference in
+  text is only ever the original's, explained (whole_words, or words
+  re-joined by single spaces)."""
+  questions = mixed_squad_file(squad_run, tmp_path / "mixed.json")
+  result = run_script("run_squad.py", common_flags(
+      squad_run, predict_file=tmp_path / "mixed.json", do_predict=True,
+      output_dir=tmp_path / "output",
+      init_checkpoint=squad_run / "output" / "model.ckpt-120"))
+  assert result.returncode == 0, result.stderr[-3000:]
+  predictions, null_odds = (
+      json.loads((tmp_path / "output" / name).read_text())
+      for name in ("predictions.json", "null_odds.json"))
+  _, outputs = serve_export(squad_run / "export" / "1", {"serve_text": {
+      "question": [question for _, question, _ in questions],
+      "context": [context for _, _, context in questions]}}, tmp_path)
+  answers = outputs["serve_text"]
+  differences = 0
+  for row, (qas_id, _, context) in enumerate(questions):
+    assert answers["null_odds"][row] == pytest.approx(null_odds[qas_id],
+                                                      abs=1e-4), qas_id
+    answer = answers["answer"][row]
+    start, end = answers["answer_start"][row], answers["answer_end"][row]
+    assert answers["has_answer"][row] == bool(predictions[qas_id])
+    if not predictions[qas_id]:
+      assert (answer, start, end) == ("", -1, -1)
+      continue
+    assert context[start:end] == answer
+    if answer != predictions[qas_id]:
+      differences += 1
+      assert predictions[qas_id] in (whole_words(context, start, end),
+                                     " ".join(answer.split())), qas_id
+  assert sum(map(bool, predictions.values())) > 20
+  assert differences <= len(questions) // 10
 
 
 def test_bad_input_stops_before_anything_is_written(tmp_path):

@@ -14,10 +14,9 @@ import tensorflow as tf
 from bert_tf.data import classifier_features, glue
 from bert_tf.evaluation.glue_metrics import glue_metrics
 from bert_tf.models.classifier import BertClassifier
-from bert_tf.tasks.ids_serving import checked_ids
+from bert_tf.tasks.serving import checked_ids, checked_texts, ids_signatures
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.text.packing import pack_inputs
-from bert_tf.text.tokenizer import InGraphTokenizer
 from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN
 from bert_tf.training.objectives import ClassificationObjective
 
@@ -88,10 +87,10 @@ class ClassificationTask(FineTuningTask):
     for example, label in zip(examples, predicted):
       submission.write(f"{example.index}\t{label}\n")
 
-  def serving(self, model, vocab_file, do_lower_case, max_seq_length):
+  def serving(self, model, tokenizer, max_seq_length):
     return classifier_serving(
-        model, InGraphTokenizer(vocab_file, do_lower_case), max_seq_length,
-        self.task.labels, text_pairs=self.task.has_text_pairs)
+        model, tokenizer, max_seq_length, self.task.labels,
+        text_pairs=self.task.has_text_pairs)
 
 
 def write_probabilities(writer, rows):
@@ -112,7 +111,7 @@ class ClassifierServing(tf.Module):
   serving_default(input_ids, input_mask, segment_ids: int32 [batch, seq])
       -> probabilities [batch, classes] (predictions [batch] for a
       regressor); ids outside the model's tables are refused
-      (ids_serving.checked_ids). Core TensorFlow ops only: stock TF
+      (serving.checked_ids). Core TensorFlow ops only: stock TF
       Serving runs it.
   serve_text(text_a[, text_b]: string [batch])
       -> the same plus labels (label names; none for a regressor). The text
@@ -126,8 +125,9 @@ class ClassifierServing(tf.Module):
     self.model = model
     self.tokenizer = tokenizer
     self.max_seq_length = max_seq_length
-    self.cls_id = tokenizer.vocab[CLS_TOKEN]
-    self.sep_id = tokenizer.vocab[SEP_TOKEN]
+    if tokenizer is not None:
+      self.cls_id = tokenizer.vocab[CLS_TOKEN]
+      self.sep_id = tokenizer.vocab[SEP_TOKEN]
     self.label_names = tf.constant(label_names) if label_names else None
 
   def predict(self, inputs):
@@ -154,29 +154,26 @@ def classifier_serving(model, tokenizer, max_seq_length, label_names=None,
 
   Args:
     model: a BertClassifier.
-    tokenizer: the InGraphTokenizer of the model's vocabulary.
+    tokenizer: the InGraphTokenizer of the model's vocabulary; None for
+      serving_default alone.
     max_seq_length: the sequence length serve_text packs to.
     label_names: the class names in label order (None for a regressor).
     text_pairs: whether serve_text takes text_b as well as text_a.
   """
   serving = ClassifierServing(model, tokenizer, max_seq_length,
                               list(label_names) if label_names else None)
-  id_spec = tf.TensorSpec([None, None], tf.int32)
+  signatures = ids_signatures(serving)
+  if tokenizer is None:
+    return serving, signatures
   text_spec = tf.TensorSpec([None], tf.string)
-
-  @tf.function(input_signature=[id_spec] * 3)
-  def serving_default(input_ids, input_mask, segment_ids):
-    return serving.predict({"input_ids": input_ids, "input_mask": input_mask,
-                            "segment_ids": segment_ids})
-
   if text_pairs:
     @tf.function(input_signature=[text_spec] * 2)
     def serve_text(text_a, text_b):
-      return serving.predict_text(text_a, text_b)
+      return serving.predict_text(**checked_texts(
+          {"text_a": text_a, "text_b": text_b}))
   else:
     @tf.function(input_signature=[text_spec])
     def serve_text(text_a):
-      return serving.predict_text(text_a)
-
-  return serving, {"serving_default": serving_default,
-                   "serve_text": serve_text}
+      return serving.predict_text(**checked_texts({"text_a": text_a}))
+  signatures["serve_text"] = serve_text
+  return serving, signatures

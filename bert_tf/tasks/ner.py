@@ -19,7 +19,7 @@ from bert_tf.data import conll, tagging_features
 from bert_tf.evaluation.entity_metrics import entity_metrics
 from bert_tf.layers import layer_combination
 from bert_tf.models.tagger import BertFeatureTagger, BertTagger
-from bert_tf.tasks.ids_serving import ids_serving
+from bert_tf.tasks.serving import ids_serving
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.training.objectives import TaggingObjective
 
@@ -122,5 +122,5 @@ class NerTask(FineTuningTask):
                            zip(sentence.words, sentence.tags, predicted)))
       writer.write("\n")
 
-  def serving(self, model, vocab_file, do_lower_case, max_seq_length):
+  def serving(self, model, tokenizer, max_seq_length):
     return ids_serving(model, ("probabilities",))

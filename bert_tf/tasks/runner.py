@@ -19,6 +19,7 @@ from bert_tf import export, file_io, tokenization, vocabulary
 from bert_tf.data import batching
 from bert_tf.data.feature_records import write_feature_records
 from bert_tf.tasks.task import FineTuningTask
+from bert_tf.text.tokenizer import InGraphTokenizer
 from bert_tf.training import run_files
 from bert_tf.training.predictor import Predictor
 from bert_tf.training.trainer import (TrainingOptions, create_trainer,
@@ -46,6 +47,9 @@ class FineTuningOptions:
   num_train_epochs: float = 3.0
   warmup_proportion: float = 0.1
   export_dir: Optional[str] = None
+  # False: the export has serving_default alone, for servers without
+  # TensorFlow Text's ops.
+  export_text: bool = True
   optimizer: str = "adamw"
   seed: Optional[int] = None
   # Loop, precision and checkpoint options; num_train_steps is computed.
@@ -142,8 +146,9 @@ def run_fine_tuning(task, options, strategy):
     decode_and_write(split, options.predict_batch_size,
                      task.can_score(split, examples[split]))
   if options.export_dir and trainer.is_chief:
-    module, signatures = task.serving(trainer.model, options.vocab_file,
-                                      options.do_lower_case,
+    tokenizer = InGraphTokenizer(options.vocab_file, options.do_lower_case) \
+        if options.export_text else None
+    module, signatures = task.serving(trainer.model, tokenizer,
                                       options.max_seq_length)
     export.write_saved_model(module, options.export_dir, signatures)
   return results

@@ -12,7 +12,7 @@ threshold included (evaluation.squad_metrics).
 from bert_tf.data import squad, squad_answers, squad_features
 from bert_tf.evaluation import squad_metrics
 from bert_tf.models.span_labeler import BertSpanLabeler
-from bert_tf.tasks.ids_serving import ids_serving
+from bert_tf.tasks.squad_serving import squad_serving
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.training.objectives import SpanObjective
 
@@ -102,5 +102,7 @@ class SquadTask(FineTuningTask):
     for part, writer in zip(parts, files):
       squad_answers.write_json(part, writer)
 
-  def serving(self, model, vocab_file, do_lower_case, max_seq_length):
-    return ids_serving(model, ("start_logits", "end_logits"))
+  def serving(self, model, tokenizer, max_seq_length):
+    return squad_serving(
+        model, tokenizer, max_seq_length, self.doc_stride,
+        self.max_query_length, self.answer_options)

@@ -104,8 +104,10 @@ class FineTuningTask(abc.ABC):
     are written."""
     del split, examples, features, outputs, files
 
-  def serving(self, model, vocab_file, do_lower_case, max_seq_length):
-    """(tf.Module, {signature name: tf.function}) to export for TF Serving.
+  def serving(self, model, tokenizer, max_seq_length):
+    """(tf.Module, {signature name: tf.function}) to export for TF Serving:
+    serving_default (ids, core ops only) and, given the InGraphTokenizer
+    of the model's vocabulary (None: an ids-only export), serve_text.
 
     Raises:
       NotImplementedError: the task has no export.

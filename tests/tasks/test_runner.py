@@ -12,7 +12,6 @@ from bert_tf.data.text_inputs import encode_texts
 from bert_tf.models.classifier import BertClassifier
 from bert_tf.tasks import FineTuningOptions, FineTuningTask, run_fine_tuning
 from bert_tf.tasks.classification import classifier_serving
-from bert_tf.text.tokenizer import InGraphTokenizer
 from bert_tf.training.objectives import ClassificationObjective
 from bert_tf.training.trainer import TrainingOptions
 from tests.helpers import PROJECT_DIR, tiny_config
@@ -60,10 +59,8 @@ class DigitTask(FineTuningTask):
     for text, row in zip(texts, outputs["probabilities"]):
       files[0].write(f"{text}\t{self.labels[row.argmax()]}\n")
 
-  def serving(self, model, vocab_file, do_lower_case, max_seq_length):
-    return classifier_serving(model, InGraphTokenizer(vocab_file,
-                                                      do_lower_case),
-                              max_seq_length, self.labels)
+  def serving(self, model, tokenizer, max_seq_length):
+    return classifier_serving(model, tokenizer, max_seq_length, self.labels)
 # -----------------------------------------------------------------------------
 
 

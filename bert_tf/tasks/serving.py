@@ -1,6 +1,6 @@
-"""The ids signature of tasks served from ids alone: run_squad's logits,
-run_ner's tag probabilities, run_swag's choice probabilities; and the id
-checks every export's signatures make."""
+"""What every task's export shares: the ids signature (serving_default,
+core TensorFlow ops only, so any TF Serving runs it) with its checks on the
+ids, and the checks on a raw-text signature's strings."""
 
 import tensorflow as tf
 
@@ -48,10 +48,9 @@ class IdsServing(tf.Module):
     return {name: outputs[name] for name in self.output_names}
 
 
-def ids_serving(model, output_names, ids_shape=(None, None)):
-  """(IdsServing, its signatures) for export.write_saved_model; the ids
-  are int32 of ids_shape (SWAG's: [batch, 4, seq])."""
-  serving = IdsServing(model, output_names)
+def ids_signatures(serving, ids_shape=(None, None)):
+  """{"serving_default": serving.predict on int32 ids of ids_shape} (SWAG's
+  are [batch, 4, seq])."""
   id_spec = tf.TensorSpec(list(ids_shape), tf.int32)
 
   @tf.function(input_signature=[id_spec] * 3)
@@ -59,4 +58,40 @@ def ids_serving(model, output_names, ids_shape=(None, None)):
     return serving.predict({"input_ids": input_ids, "input_mask": input_mask,
                             "segment_ids": segment_ids})
 
-  return serving, {"serving_default": serving_default}
+  return {"serving_default": serving_default}
+
+
+def ids_serving(model, output_names, ids_shape=(None, None)):
+  """(IdsServing, its signatures) for export.write_saved_model."""
+  serving = IdsServing(model, output_names)
+  return serving, ids_signatures(serving, ids_shape)
+
+
+def checked_texts(texts, offsets=False):
+  """A raw-text request's strings, once checked like a server would.
+
+  Args:
+    texts: {input name: string [batch, ...]}, the first the reference.
+    offsets: the answer is character offsets, so the strings must be valid
+      UTF-8 (elsewhere invalid bytes are dropped, as the original does).
+
+  Returns:
+    The same dict; running it fails the request with an
+    InvalidArgumentError naming the field if a batch is empty, the batches
+    differ in size, or (offsets) a string is not valid UTF-8.
+  """
+  names = list(texts)
+  batch = tf.shape(texts[names[0]])[0]
+  checks = [tf.debugging.assert_positive(
+      batch, message=f"{names[0]}: the batch is empty")]
+  for name in names[1:]:
+    checks.append(tf.debugging.assert_equal(
+        tf.shape(texts[name])[0], batch,
+        message=f"{name}: not as many as {names[0]}"))
+  for name in names if offsets else ():
+    checks.append(tf.debugging.assert_equal(
+        tf.strings.unicode_transcode(texts[name], "UTF-8", "UTF-8",
+                                     errors="ignore"), texts[name],
+        message=f"{name}: not valid UTF-8"))
+  with tf.control_dependencies(checks):
+    return {name: tf.identity(value) for name, value in texts.items()}
