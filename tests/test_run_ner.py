@@ -4,6 +4,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from seqeval.metrics.sequence_labeling import get_entities
 
 import bert_tf
 from bert_tf import tokenization
@@ -14,7 +15,7 @@ from tests.helpers import (FINE_TUNING_FLAGS,
                            assert_cases_fail_before_writing,
                            assert_checkpoints_close, assert_help_lists,
                            kill_after_checkpoint, run_script, tiny_config)
-from tests.serving import serve_ids
+from tests.serving import serve_export
 from tests.squad_fixtures import DEMO_VOCAB
 
 VOCAB_SIZE = len(open(DEMO_VOCAB, encoding="utf-8").readlines())
@@ -106,27 +107,90 @@ def test_predictions_are_conlleval_input_in_file_order(ner_run, split,
   assert results["eval_f1"] == str(np.float32(expected["eval_f1"]))
 
 
+def trained_tagger(tmp_path, flag_values):
+  model = bert_tf.models.BertTagger(
+      bert_tf.BertConfig.from_json_file(str(flag_values["bert_config_file"])),
+      num_labels=9)
+  bert_tf.load_checkpoint(model, str(tmp_path / "output" / "model.ckpt-191"))
+  return model
+
+
 def test_the_export_serves_the_tag_probabilities(ner_run):
   tmp_path, flag_values = ner_run
   tokenizer = tokenization.FullTokenizer(DEMO_VOCAB, True)
   sentences = conll.read_conll(str(tmp_path / "data" / "eng.testb"))[:5]
   features = tagging_features.convert_sentences(sentences, tokenizer, 64,
                                                 document_context=True)
-  probabilities = serve_ids(tmp_path / "export" / "1", features,
-                            tmp_path)["probabilities"]
+  inputs = {name: features[name] for name in
+            ("input_ids", "input_mask", "segment_ids")}
+  signatures, outputs = serve_export(
+      tmp_path / "export" / "1", {"serving_default": inputs}, tmp_path)
+  assert signatures == ["serve_text", "serving_default"]
+  probabilities = np.array(outputs["serving_default"]["probabilities"])
   assert probabilities.shape == (len(features["input_ids"]), 64, 9)
-  model = bert_tf.models.BertTagger(
-      bert_tf.BertConfig.from_json_file(str(flag_values["bert_config_file"])),
-      num_labels=9)
-  bert_tf.load_checkpoint(model, str(tmp_path / "output" / "model.ckpt-191"))
-  expected = model({name: features[name] for name in
-                    ("input_ids", "input_mask", "segment_ids")})
+  expected = trained_tagger(tmp_path, flag_values)(inputs)
   np.testing.assert_allclose(probabilities, expected["probabilities"],
                              atol=1e-5)
   shapes = tf.train.load_checkpoint(
       str(tmp_path / "output" / "model.ckpt-191")).get_variable_to_shape_map()
   assert shapes["cls/ner/output_weights"] == [9, 32]
   assert shapes["cls/ner/output_bias"] == [9]
+
+
+def test_serve_text_tags_words_as_run_ner_and_reads_entities(ner_run):
+  """Raw text is tagged word by word as run_ner tags a sentence of those
+  words (long ones in chunks with context), and the entities are
+  conlleval's reading of the tags, with the text's own characters."""
+  tmp_path, flag_values = ner_run
+  sentences = conll.read_conll(str(tmp_path / "data" / "eng.testb"))[:40]
+  # A text of many sequences' pieces: chunks with context both sides.
+  long_words = [word for sentence in sentences[:6] for word in
+                sentence.words] * 3
+  texts = [" ".join(sentence.words) for sentence in sentences] + [
+      " ".join(long_words), "Café  au\u00a0lait, 東京 😀 Ça\u0301va."]
+  _, outputs = serve_export(tmp_path / "export" / "1",
+                            {"serve_text": {"text": texts}}, tmp_path)
+  served = outputs["serve_text"]
+  tokenizer = tokenization.FullTokenizer(DEMO_VOCAB, True)
+  words = [tokenizer.basic_tokenizer.tokenize(text) for text in texts]
+  assert len(words[-2]) > 3 * 62
+  features = tagging_features.convert_sentences(
+      [conll.Sentence(word_list, ["O"] * len(word_list), 0, 0)
+       for word_list in words], tokenizer, 64)
+  model = trained_tagger(tmp_path, flag_values)
+  probabilities, _ = tagging_features.word_values(
+      features, model({name: features[name] for name in (
+          "input_ids", "input_mask", "segment_ids")})["probabilities"],
+      features["label_ids"])
+  predicted = iter(zip(probabilities.max(axis=-1),
+                       np.argmax(probabilities, axis=-1)))
+  for row, (text, word_list) in enumerate(zip(texts, words)):
+    count = len(word_list)
+    spans = list(zip(served["word_start"][row][:count],
+                     served["word_end"][row][:count]))
+    assert served["words"][row][:count] == [text[start:end]
+                                            for start, end in spans]
+    assert [tokenizer.basic_tokenizer.tokenize(text[start:end])
+            for start, end in spans] == [[word] for word in word_list]
+    tags = served["tags"][row][:count]
+    expected = [next(predicted) for _ in word_list]
+    assert tags == [conll.LABELS[index] for _, index in expected], text
+    np.testing.assert_allclose(served["tag_probability"][row][:count],
+                               [probability for probability, _ in expected],
+                               atol=1e-5)
+    assert set(served["tags"][row][count:]) <= {""}
+    entities = [(kind, served["word_start"][row][first],
+                 served["word_end"][row][last])
+                for kind, first, last in get_entities(tags)]
+    found = len(entities)
+    assert list(zip(served["entity_type"][row][:found],
+                    served["entity_start"][row][:found],
+                    served["entity_end"][row][:found])) == entities
+    assert served["entity_text"][row][:found] == [
+        text[start:end] for _, start, end in entities]
+    assert set(served["entity_type"][row][found:]) <= {""}
+  assert sum(map(len, served["entity_type"])) > 20
+  assert spans[:3] == [(0, 4), (6, 8), (9, 13)]  # U+00A0 separates words
 
 
 def test_a_killed_run_resumes_with_the_batches_it_had_not_seen(ner_run,

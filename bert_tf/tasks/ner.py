@@ -19,7 +19,7 @@ from bert_tf.data import conll, tagging_features
 from bert_tf.evaluation.entity_metrics import entity_metrics
 from bert_tf.layers import layer_combination
 from bert_tf.models.tagger import BertFeatureTagger, BertTagger
-from bert_tf.tasks.serving import ids_serving
+from bert_tf.tasks.ner_serving import ner_serving
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.training.objectives import TaggingObjective
 
@@ -123,4 +123,4 @@ class NerTask(FineTuningTask):
       writer.write("\n")
 
   def serving(self, model, tokenizer, max_seq_length):
-    return ids_serving(model, ("probabilities",))
+    return ner_serving(model, tokenizer, max_seq_length)
