@@ -8,7 +8,7 @@ from bert_tf.data import multiple_choice_features, swag
 from tests.helpers import (FINE_TUNING_FLAGS,
                            assert_cases_fail_before_writing,
                            assert_help_lists, run_script, tiny_config)
-from tests.serving import serve_ids
+from tests.serving import serve_export
 from tests.squad_fixtures import DEMO_VOCAB
 from tests.swag_fixtures import synthetic_swag, write_swag
 
@@ -66,15 +66,28 @@ def test_it_learns_to_choose(swag_run):
 
 
 def test_the_export_serves_the_choice_probabilities(swag_run):
+  """From ids and from raw text (the context and the whole endings, as a
+  client has them): run_swag's test_results.tsv."""
   tmp_path, _ = swag_run
   tokenizer = tokenization.FullTokenizer(DEMO_VOCAB, True)
   examples = swag.read_swag(str(tmp_path / "data" / "test.csv"), False)
   features = multiple_choice_features.convert_examples(examples[:7],
                                                        tokenizer, 16)
-  np.testing.assert_allclose(
-      serve_ids(tmp_path / "export" / "1", features,
-                tmp_path)["probabilities"],
-      np.loadtxt(tmp_path / "output" / "test_results.tsv")[:7], atol=1e-5)
+  signatures, outputs = serve_export(tmp_path / "export" / "1", {
+      "serving_default": {name: features[name] for name in
+                          ("input_ids", "input_mask", "segment_ids")},
+      "serve_text": {
+          "context": [example.context for example in examples],
+          "endings": [[f"{example.start_ending} {ending}"
+                       for ending in example.endings]
+                      for example in examples]}}, tmp_path)
+  assert signatures == ["serve_text", "serving_default"]
+  expected = np.loadtxt(tmp_path / "output" / "test_results.tsv")
+  np.testing.assert_allclose(outputs["serving_default"]["probabilities"],
+                             expected[:7], atol=1e-5)
+  np.testing.assert_allclose(outputs["serve_text"]["probabilities"],
+                             expected, atol=1e-5)
+  assert outputs["serve_text"]["choice"] == expected.argmax(axis=1).tolist()
 
 
 def test_bad_input_stops_before_anything_is_written(tmp_path):

@@ -51,17 +51,6 @@ def _ragged(id_lists):
 
 
 def _pack(ids_a, ids_b, max_seq_length, cls_id, sep_id):
-  """Pairs where the second text has tokens; single texts elsewhere."""
-  ragged_a = _ragged(ids_a)
-  has_b = np.array([len(ids) > 0 for ids in ids_b])
-  single = None if has_b.all() else {
-      name: value.numpy() for name, value in
-      pack_inputs(ragged_a, max_seq_length, cls_id, sep_id).items()}
-  if not has_b.any():
-    return single
-  pair = {name: value.numpy() for name, value in pack_inputs(
-      ragged_a, max_seq_length, cls_id, sep_id, _ragged(ids_b)).items()}
-  if single is None:
-    return pair
-  return {name: np.where(has_b[:, None], pair[name], single[name])
-          for name in pair}
+  return {name: value.numpy() for name, value in pack_inputs(
+      _ragged(ids_a), max_seq_length, cls_id, sep_id,
+      _ragged(ids_b)).items()}

@@ -14,10 +14,9 @@ import tensorflow as tf
 from bert_tf.data import classifier_features, glue
 from bert_tf.evaluation.glue_metrics import glue_metrics
 from bert_tf.models.classifier import BertClassifier
-from bert_tf.tasks.serving import checked_ids, checked_texts, ids_signatures
+from bert_tf.tasks.serving import (IdsServing, checked_texts, ids_signatures,
+                                  packed_texts)
 from bert_tf.tasks.task import FineTuningTask
-from bert_tf.text.packing import pack_inputs
-from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN
 from bert_tf.training.objectives import ClassificationObjective
 
 
@@ -105,7 +104,7 @@ def _suffix(split):
   return split.partition("_")[2] and f"_{split.partition('_')[2]}"
 
 
-class ClassifierServing(tf.Module):
+class ClassifierServing(IdsServing):
   """A classifier, its in-graph tokenizer and its label names, for export.
 
   serving_default(input_ids, input_mask, segment_ids: int32 [batch, seq])
@@ -121,27 +120,15 @@ class ClassifierServing(tf.Module):
   """
 
   def __init__(self, model, tokenizer, max_seq_length, label_names):
-    super().__init__()
-    self.model = model
+    super().__init__(model, ("predictions",) if model.is_regression
+                     else ("probabilities",))
     self.tokenizer = tokenizer
     self.max_seq_length = max_seq_length
-    if tokenizer is not None:
-      self.cls_id = tokenizer.vocab[CLS_TOKEN]
-      self.sep_id = tokenizer.vocab[SEP_TOKEN]
     self.label_names = tf.constant(label_names) if label_names else None
 
-  def predict(self, inputs):
-    outputs = self.model(checked_ids(inputs, self.model.config),
-                         training=False)
-    if self.model.is_regression:
-      return {"predictions": outputs["predictions"]}
-    return {"probabilities": outputs["probabilities"]}
-
   def predict_text(self, text_a, text_b=None):
-    ids_b = None if text_b is None else self.tokenizer(text_b)
-    inputs = pack_inputs(self.tokenizer(text_a), self.max_seq_length,
-                         self.cls_id, self.sep_id, ids_b)
-    outputs = self.predict(inputs)
+    outputs = self.predict(packed_texts(self.tokenizer, self.max_seq_length,
+                                        text_a, text_b))
     if self.label_names is not None:
       outputs["labels"] = tf.gather(
           self.label_names, tf.argmax(outputs["probabilities"], axis=-1))

@@ -4,6 +4,9 @@ ids, and the checks on a raw-text signature's strings."""
 
 import tensorflow as tf
 
+from bert_tf.text.packing import pack_inputs
+from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN
+
 ENCODER_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
 
@@ -95,3 +98,12 @@ def checked_texts(texts, offsets=False):
         message=f"{name}: not valid UTF-8"))
   with tf.control_dependencies(checks):
     return {name: tf.identity(value) for name, value in texts.items()}
+
+
+def packed_texts(tokenizer, max_seq_length, text_a, text_b=None):
+  """[batch] texts (and their pairs) -> the encoder's inputs, tokenised in
+  the graph and packed as training packs them (data.text_inputs)."""
+  ids_b = None if text_b is None else tokenizer(text_b)
+  return pack_inputs(tokenizer(text_a), max_seq_length,
+                     tokenizer.vocab[CLS_TOKEN], tokenizer.vocab[SEP_TOKEN],
+                     ids_b)

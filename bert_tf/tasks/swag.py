@@ -15,7 +15,7 @@ from bert_tf.data import multiple_choice_features, swag
 from bert_tf.evaluation.glue_metrics import classification_metrics
 from bert_tf.models.multiple_choice import BertMultipleChoice
 from bert_tf.tasks.classification import write_probabilities
-from bert_tf.tasks.serving import ids_serving
+from bert_tf.tasks.swag_serving import swag_serving
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.training.objectives import ClassificationObjective
 
@@ -66,5 +66,4 @@ class SwagTask(FineTuningTask):
       predictions.write(f"{example.index}\t{choice}\n")
 
   def serving(self, model, tokenizer, max_seq_length):
-    return ids_serving(model, ("probabilities",),
-                       ids_shape=(None, swag.NUM_CHOICES, None))
+    return swag_serving(model, tokenizer, max_seq_length)

@@ -3,7 +3,9 @@
 [CLS] a [SEP] (b [SEP]), padded with 0 to max_seq_length; segment 0 for the
 first text with its [CLS] and [SEP], 1 for the second text and its [SEP].
 Pairs are truncated as the original _truncate_seq_pair does: one token at a
-time from the longer text (from the second on ties) until they fit.
+time from the longer text (from the second on ties) until they fit. A pair
+whose second text has no tokens is packed as a single text, as the
+original packs it (its tokens_b is then falsy).
 """
 
 import tensorflow as tf
@@ -37,7 +39,8 @@ def pack_inputs(ids_a, max_seq_length, cls_id, sep_id, ids_b=None):
     max_seq_length: width of the outputs.
     cls_id: id of [CLS].
     sep_id: id of [SEP].
-    ids_b: optional RaggedTensor [batch, (tokens)] of the second text's ids.
+    ids_b: optional RaggedTensor [batch, (tokens)] of the second text's ids
+      (rows without any are packed as single texts).
 
   Returns:
     A dict of int32 [batch, max_seq_length] tensors: input_ids, input_mask,
@@ -47,16 +50,22 @@ def pack_inputs(ids_a, max_seq_length, cls_id, sep_id, ids_b=None):
   batch_size = ids_a.nrows()
   cls = tf.fill([batch_size, 1], cls_id)
   sep = tf.fill([batch_size, 1], sep_id)
+  single = _packed([(cls, 0), (ids_a[:, :max_seq_length - 2], 0), (sep, 0)],
+                   max_seq_length)
   if ids_b is None:
-    ids_a = ids_a[:, :max_seq_length - 2]
-    pieces = [(cls, 0), (ids_a, 0), (sep, 0)]
-  else:
-    ids_b = tf.cast(ids_b, tf.int32)
-    kept_a, kept_b = truncated_pair_lengths(
-        tf.cast(ids_a.row_lengths(), tf.int32),
-        tf.cast(ids_b.row_lengths(), tf.int32), max_seq_length - 3)
-    pieces = [(cls, 0), (_keep_first(ids_a, kept_a), 0), (sep, 0),
-              (_keep_first(ids_b, kept_b), 1), (sep, 1)]
+    return single
+  ids_b = tf.cast(ids_b, tf.int32)
+  kept_a, kept_b = truncated_pair_lengths(
+      tf.cast(ids_a.row_lengths(), tf.int32),
+      tf.cast(ids_b.row_lengths(), tf.int32), max_seq_length - 3)
+  pair = _packed([(cls, 0), (_keep_first(ids_a, kept_a), 0), (sep, 0),
+                  (_keep_first(ids_b, kept_b), 1), (sep, 1)], max_seq_length)
+  has_b = (ids_b.row_lengths() > 0)[:, None]
+  return {name: tf.where(has_b, pair[name], single[name]) for name in pair}
+
+
+def _packed(pieces, max_seq_length):
+  """[(ids [batch, (tokens)], segment id)] joined, padded with 0."""
   input_ids = tf.concat([piece for piece, _ in pieces], axis=1)
   segment_ids = tf.concat(
       [tf.ones_like(piece) * segment for piece, segment in pieces], axis=1)

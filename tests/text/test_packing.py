@@ -53,3 +53,15 @@ def test_single_text_keeps_max_seq_length_minus_two():
       [CLS, 5, 6, 7, SEP], [CLS, 5, SEP, 0, 0], [CLS, SEP, 0, 0, 0]]
   assert packed["segment_ids"].numpy().sum() == 0
   assert packed["input_mask"].numpy().sum(axis=1).tolist() == [5, 3, 2]
+
+
+def test_a_pair_without_second_tokens_is_packed_as_one_text():
+  """As the original: its tokens_b is empty, so falsy."""
+  ids_a = tf.ragged.constant([[5, 6, 7, 8, 9], [5, 6]])
+  packed = pack_inputs(ids_a, 5, CLS, SEP,
+                       tf.ragged.constant([[], [20]], tf.int32))
+  single = pack_inputs(ids_a, 5, CLS, SEP)
+  for name in packed:
+    assert packed[name][0].numpy().tolist() == single[name][0].numpy() \
+        .tolist(), name
+  assert packed["input_ids"][1].numpy().tolist() == [CLS, 5, SEP, 20, SEP]
