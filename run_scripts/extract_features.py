@@ -14,11 +14,14 @@ values rounded to 6 decimals, as the original's. --output_format=npz writes
 the same layers as float32 arrays instead (see bert_tf.tasks.
 feature_extraction). --use_one_hot_embeddings is accepted and changes
 nothing: it chose how the original looked up embeddings on TPUs; Keras'
-lookup is already efficient there.
+lookup is already efficient there. With --export_dir it also exports the
+model for TF Serving (the chosen layers and a sentence vector, from ids or
+raw text; alone, without --input_file and --output_file, it exports only).
 """
 
 from absl import flags
 
+import export_flags
 import program
 import tokenizer_flags
 import model_flags
@@ -41,6 +44,7 @@ flags.DEFINE_enum("output_format", JSONL, [JSONL, NPZ],
                   "jsonl: the original's file; npz: float32 arrays.")
 flags.adopt_module_key_flags(tokenizer_flags)
 flags.adopt_module_key_flags(model_flags)
+flags.adopt_module_key_flags(export_flags)
 FLAGS = flags.FLAGS
 
 
@@ -52,10 +56,10 @@ def main(_):
       layers=FLAGS.layers, max_seq_length=FLAGS.max_seq_length,
       do_lower_case=FLAGS.do_lower_case, batch_size=FLAGS.batch_size,
       output_format=FLAGS.output_format, use_xla=FLAGS.use_xla,
-      dtype=FLAGS.dtype), model_flags.strategy())
+      dtype=FLAGS.dtype, export_dir=FLAGS.export_dir,
+      export_text=FLAGS.export_signatures == "all"), model_flags.strategy())
 
 
 if __name__ == "__main__":
-  program.run(main, required_flags=["input_file", "output_file",
-                                    "vocab_file", "bert_config_file",
+  program.run(main, required_flags=["vocab_file", "bert_config_file",
                                     "init_checkpoint"])

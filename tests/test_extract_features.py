@@ -8,9 +8,12 @@ import numpy as np
 import pytest
 
 import bert_tf
+from bert_tf import tokenization
+from bert_tf.data.text_inputs import encode_texts
 from tests.helpers import (ORIGINAL_TINY, PROJECT_DIR,
                            assert_fails_in_one_line, assert_help_lists, run_script,
                            run_script_cases, tiny_config)
+from tests.serving import serve_export
 
 FIXTURES = os.path.join(PROJECT_DIR, "tests", "fixtures", "extract_features")
 FLAGS = {"input_file": os.path.join(FIXTURES, "input.txt"),
@@ -37,8 +40,12 @@ def outputs(tmp_path_factory):
   tmp_path = tmp_path_factory.mktemp("extract")
   outcomes = run_script_cases("extract_features.py", [
       {**FLAGS, "output_file": tmp_path / name, **flags}
-      for name, flags in RUNS.items()])
-  assert [code for code, _ in outcomes] == [0] * len(RUNS), outcomes
+      for name, flags in RUNS.items()] + [
+          # The export alone, then again with the extraction.
+          {**FLAGS, "input_file": "", "export_dir": tmp_path / "export"},
+          {**FLAGS, "output_file": tmp_path / "exported.jsonl",
+           "export_dir": tmp_path / "export"}])
+  assert [code for code, _ in outcomes] == [0] * (len(RUNS) + 2), outcomes
   return tmp_path
 
 
@@ -121,6 +128,9 @@ def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path):
           "init_checkpoint": tmp_path / "other.ckpt"},
       r"--output_file=.*input.txt is the same file as --input_file": {
           "output_file": FLAGS["input_file"]},
+      r"--input_file and --output_file are required": {"output_file": ""},
+      r"--export_dir=.*input.txt is a file, not a directory": {
+          "export_dir": FLAGS["input_file"]},
   }
   outcomes = run_script_cases("extract_features.py", [
       {**FLAGS, "output_file": tmp_path / "output.jsonl", **case}
@@ -132,13 +142,58 @@ def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path):
     assert len(reader.read().splitlines()) == 15
 
 
+@pytest.mark.shared
+def test_the_export_serves_the_layers_of_ids_and_of_text(outputs):
+  """serve_text and serve_text_pair: the JSONL's tokens and layers for the
+  file's lines (split at " ||| " by the client), and the sentence vector:
+  the mean over the tokens of the last layers (here both)."""
+  assert sorted(os.listdir(outputs / "export")) == ["1", "2"]
+  lines = read_jsonl(outputs / "output.jsonl")
+  with open(FLAGS["input_file"], encoding="utf-8") as reader:
+    texts = [line.strip() for line in reader.read().split("\n")][:15]
+  single = [row for row, text in enumerate(texts) if " ||| " not in text]
+  pairs = [row for row in range(len(texts)) if row not in single]
+  ids = encode_texts(
+      tokenization.FullTokenizer(FLAGS["vocab_file"], True),
+      [texts[row] for row in single], max_seq_length=16)
+  signatures, served = serve_export(outputs / "export" / "2", {
+      "serving_default": ids,
+      "serve_text": {"text_a": [texts[row] for row in single]},
+      "serve_text_pair": {
+          "text_a": [texts[row].rpartition(" ||| ")[0] for row in pairs],
+          "text_b": [texts[row].rpartition(" ||| ")[2] for row in pairs]}},
+      outputs)
+  assert signatures == ["serve_text", "serve_text_pair", "serving_default"]
+  # From ids, the same as from text (at a width of max_seq_length).
+  for name in ("layers", "sentence_vector"):
+    width = np.array(served["serve_text"][name]).shape[1:]
+    np.testing.assert_allclose(
+        np.array(served["serving_default"][name])[
+            (slice(None),) + tuple(map(slice, width))],
+        served["serve_text"][name], atol=1e-5)
+  for name, rows in (("serve_text", single), ("serve_text_pair", pairs)):
+    answer = served[name]
+    for index, row in enumerate(rows):
+      features = lines[row]["features"]
+      count = len(features)
+      assert sum(answer["input_mask"][index]) == count
+      assert answer["tokens"][index][:count] == [
+          feature["token"] for feature in features]
+      values = np.array([[layer["values"] for layer in feature["layers"]]
+                         for feature in features])
+      layers = np.array(answer["layers"][index])[:count]
+      np.testing.assert_allclose(layers, values, atol=1e-5)
+      np.testing.assert_allclose(answer["sentence_vector"][index],
+                                 values.mean(axis=(0, 1)), atol=1e-5)
+
+
 def test_help_lists_the_original_flags_and_no_training_ones():
   help_text = assert_help_lists("extract_features.py", (
       "input_file", "output_file", "layers", "bert_config_file",
       "max_seq_length", "init_checkpoint", "vocab_file", "do_lower_case",
       "batch_size", "use_tpu", "master", "num_tpu_cores",
       "use_one_hot_embeddings", "distribution_strategy", "use_xla", "dtype",
-      "output_format"))
+      "output_format", "export_dir", "export_signatures"))
   for name in ("do_train", "learning_rate", "output_dir"):
     assert f"--{name}:" not in help_text and \
         f"--[no]{name}:" not in help_text, name

@@ -3,7 +3,8 @@
     check every path -> read the lines (text_lines) -> features as the
     original packs them (text_inputs) -> the encoder's layers (Predictor, on
     any strategy, each batch at its own length) -> the original's JSONL
-    (features_jsonl) or an npz
+    (features_jsonl) or an npz; and with export_dir, a TF Serving
+    SavedModel of the same layers (feature_serving)
 
 Everything is checked before the model runs: the output is not an input
 nor a directory, --layers exist in the model, the checkpoint is one of this
@@ -16,17 +17,20 @@ import dataclasses
 import logging
 import zipfile
 from concurrent import futures
+from typing import Optional
 
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import checkpoints, file_io, output_paths, tokenization
+from bert_tf import checkpoints, export, file_io, output_paths, tokenization
 from bert_tf.data import batching
 from bert_tf.data.features_jsonl import jsonl_line
 from bert_tf.data.text_inputs import encode_texts
 from bert_tf.data.text_lines import read_lines
 from bert_tf.layers.layer_combination import check_layers, select_layers
 from bert_tf.models.encoder import EncoderModel
+from bert_tf.tasks.feature_serving import feature_serving
+from bert_tf.text.tokenizer import InGraphTokenizer
 from bert_tf.training import precision, run_files
 from bert_tf.training.predictor import Predictor
 from bert_tf.training.progress import Progress
@@ -48,9 +52,10 @@ _LINES_AHEAD = 256
 
 @dataclasses.dataclass
 class ExtractionOptions:
-  """An extract_features run; each field is the flag of the same name."""
-  input_file: str
-  output_file: str
+  """An extract_features run; each field is the flag of the same name
+  (export_text: --export_signatures=all)."""
+  input_file: Optional[str]
+  output_file: Optional[str]
   bert_config_file: str
   init_checkpoint: str
   vocab_file: str
@@ -61,6 +66,8 @@ class ExtractionOptions:
   output_format: str = JSONL
   use_xla: bool = False
   dtype: str = "float32"
+  export_dir: Optional[str] = None
+  export_text: bool = True
 
 
 class LayerOutputs(EncoderModel):
@@ -116,22 +123,24 @@ def extract_features(options, strategy):
   init_checkpoint = run_files.resolve_init_checkpoint(options.init_checkpoint)
   if init_checkpoint is None:
     raise ValueError("--init_checkpoint is required")
+  if bool(options.input_file) != bool(options.output_file) or not (
+      options.input_file or options.export_dir):
+    raise ValueError("--input_file and --output_file are required (or "
+                     "--export_dir alone, to export the model only)")
   output_paths.check_outputs(
-      outputs=[("--output_file", options.output_file)],
-      inputs=[("--input_file", options.input_file),
+      outputs=[("--output_file", options.output_file)]
+      if options.output_file else [],
+      inputs=[*([("--input_file", options.input_file)]
+                if options.input_file else []),
               ("--vocab_file", options.vocab_file),
               ("--bert_config_file", options.bert_config_file),
-              *run_files.checkpoint_inputs(init_checkpoint)])
-  examples = read_lines(options.input_file)
-  if not examples:
+              *run_files.checkpoint_inputs(init_checkpoint)],
+      output_dirs=[("--export_dir", options.export_dir)]
+      if options.export_dir else [])
+  examples = read_lines(options.input_file) if options.input_file else None
+  if examples == []:
     raise ValueError(f"--input_file={options.input_file} is empty: no "
                      f"lines to extract features of")
-  tokenizer = tokenization.FullTokenizer(options.vocab_file,
-                                         options.do_lower_case)
-  features = encode_texts(tokenizer, [example.text_a for example in examples],
-                          [example.text_b for example in examples],
-                          options.max_seq_length)
-  features["is_real_example"] = np.ones(len(examples), np.int32)
   with strategy.scope(), precision.dtype_policy(options.dtype):
     model = LayerOutputs(config, layers)
   report = checkpoints.load_checkpoint(model, init_checkpoint)
@@ -139,6 +148,25 @@ def extract_features(options, strategy):
     raise ValueError(f"--init_checkpoint={init_checkpoint} is not a "
                      f"checkpoint of this --bert_config_file: it lacks "
                      f"{', '.join(report.not_in_checkpoint[:3])}")
+  if examples:
+    _extract(options, strategy, model, layers, examples)
+  if options.export_dir:
+    tokenizer = InGraphTokenizer(options.vocab_file, options.do_lower_case) \
+        if options.export_text else None
+    module, signatures = feature_serving(model, tokenizer,
+                                         options.max_seq_length)
+    export.write_saved_model(module, options.export_dir, signatures)
+  return len(examples or ())
+
+
+def _extract(options, strategy, model, layers, examples):
+  """Writes --output_file: the layers of every line."""
+  tokenizer = tokenization.FullTokenizer(options.vocab_file,
+                                         options.do_lower_case)
+  features = encode_texts(tokenizer, [example.text_a for example in examples],
+                          [example.text_b for example in examples],
+                          options.max_seq_length)
+  features["is_real_example"] = np.ones(len(examples), np.int32)
   logger.info("***** Extracting layers %s of %d lines *****", layers,
               len(examples))
   predictor = Predictor(strategy, model, options.use_xla)
@@ -149,9 +177,8 @@ def extract_features(options, strategy):
     write_jsonl(options.output_file, lines, layers)
   else:
     write_npz(options.output_file, lines, layers,
-               int(features["input_mask"].sum()), config.hidden_size)
+               int(features["input_mask"].sum()), model.config.hidden_size)
   logger.info("Wrote %s for %d lines", options.output_file, len(examples))
-  return len(examples)
 
 
 def _predicted_lines(predictor, features, tokenizer, num_layers,

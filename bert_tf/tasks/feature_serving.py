@@ -1,0 +1,90 @@
+"""extract_features' export: text -> the chosen layers, and a sentence
+vector.
+
+The layers are the --layers of the export, in that order, as
+extract_features writes them (npz's [tokens, layers, hidden]). The sentence
+vector is the mean over the real tokens ([CLS] and [SEP] included) of the
+mean of the last four layers (all layers of a smaller model): a common substitute for a sentence
+embedding, not one the paper proposes (without fine-tuning, [CLS] is only
+trained for next-sentence prediction, and no pooling of a pre-trained
+BERT was shown to be a good sentence representation).
+"""
+
+import tensorflow as tf
+
+from bert_tf.layers.layer_combination import select_layers
+from bert_tf.tasks.serving import (IdsServing, checked_ids, checked_texts,
+                                   ids_signatures, packed_texts)
+
+# The sentence vector averages this many last layers.
+POOLED_LAYERS = 4
+
+
+class FeatureServing(IdsServing):
+  """A LayerOutputs model and its tokenizer, for export.
+
+  serving_default(input_ids, input_mask, segment_ids: int32 [batch, seq])
+      -> layers float32 [batch, seq, layers, hidden], sentence_vector
+      [batch, hidden].
+  serve_text(text_a) and serve_text_pair(text_a, text_b): string [batch]
+      -> the same, with input_mask [batch, seq] and tokens [batch, seq]
+      (the word pieces, [CLS] and [SEP] included; "" as padding); seq is
+      the batch's longest row, at most max_seq_length.
+  """
+
+  def __init__(self, model, tokenizer, max_seq_length):
+    super().__init__(model, ())
+    self.tokenizer = tokenizer
+    self.max_seq_length = max_seq_length
+    if tokenizer is not None:
+      names = [""] * (max(tokenizer.vocab.values()) + 1)
+      for token, index in tokenizer.vocab.items():
+        names[index] = token
+      self.token_names = tf.constant(names)
+
+  def predict(self, inputs):
+    inputs = checked_ids(inputs, self.model.config)
+    encoded = self.model.encoder(inputs, training=False)
+    layers = [tf.cast(layer, tf.float32) for layer in select_layers(
+        encoded, self.model.selected_layers)]
+    pooled = encoded["all_encoder_layers"][-POOLED_LAYERS:]
+    pooled = tf.add_n([tf.cast(layer, tf.float32) for layer in pooled]) / \
+        len(pooled)
+    mask = tf.cast(inputs["input_mask"], tf.float32)[:, :, None]
+    return {
+        "layers": tf.stack(layers, axis=2),
+        "sentence_vector": tf.reduce_sum(pooled * mask, axis=1)
+                           / tf.maximum(tf.reduce_sum(mask, axis=1), 1.0),
+    }
+
+  def predict_text(self, text_a, text_b=None):
+    inputs = packed_texts(self.tokenizer, self.max_seq_length, text_a,
+                          text_b)
+    width = tf.reduce_max(tf.reduce_sum(inputs["input_mask"], axis=1))
+    inputs = {name: value[:, :width] for name, value in inputs.items()}
+    outputs = self.predict(inputs)
+    outputs["input_mask"] = inputs["input_mask"]
+    outputs["tokens"] = tf.where(inputs["input_mask"] > 0, tf.gather(
+        self.token_names, inputs["input_ids"]), "")
+    return outputs
+
+
+def feature_serving(model, tokenizer, max_seq_length):
+  """(FeatureServing, its signatures) for export.write_saved_model;
+  without a tokenizer, serving_default alone."""
+  serving = FeatureServing(model, tokenizer, max_seq_length)
+  signatures = ids_signatures(serving)
+  if tokenizer is not None:
+    text_spec = tf.TensorSpec([None], tf.string)
+
+    @tf.function(input_signature=[text_spec])
+    def serve_text(text_a):
+      return serving.predict_text(**checked_texts({"text_a": text_a}))
+
+    @tf.function(input_signature=[text_spec] * 2)
+    def serve_text_pair(text_a, text_b):
+      return serving.predict_text(**checked_texts(
+          {"text_a": text_a, "text_b": text_b}))
+
+    signatures.update(serve_text=serve_text, serve_text_pair=serve_text_pair)
+  return serving, signatures
