@@ -4,6 +4,7 @@ made of core TensorFlow ops only (stock TF Serving has no other)."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -17,7 +18,8 @@ _SERVE = textwrap.dedent("""
     from tensorflow.core.protobuf import saved_model_pb2
     from tensorflow.python.framework import op_def_registry
 
-    export_dir, requests_path = sys.argv[1], sys.argv[2]
+    export_dir, requests_path, tests_dir = sys.argv[1:4]
+    rest_bodies = json.loads(sys.argv[4])
     # serving_default must need no tensorflow_text op: check before loading
     proto = saved_model_pb2.SavedModel()
     with open(export_dir + "/saved_model.pb", "rb") as reader:
@@ -78,7 +80,40 @@ _SERVE = textwrap.dedent("""
         refusals[f"{name}={value}"] = next(
             (line for line in error.message.splitlines()
              if "assertion failed" in line), error.message)
+    # The same requests through the REST API, in both formats; then
+    # malformed ones, each refused with an error; then the given bodies.
+    sys.path.insert(0, tests_dir)
+    import rest_api
+    rest = {}
+    for signature, inputs in requests.items():
+      arrays = {name: (np.char.decode(value.numpy().astype(bytes), "utf-8")
+                       if value.dtype == tf.string else value.numpy())
+                for name, value in inputs.items()}
+      columns = {name: value.tolist() for name, value in arrays.items()}
+      rows = [{name: value[row] for name, value in columns.items()}
+              for row in range(len(next(iter(arrays.values()))))]
+      first = next(iter(columns))
+      wrong = (np.zeros(arrays[first].shape, np.int32).tolist()
+               if arrays[first].dtype.kind == "U" else
+               np.full(arrays[first].shape, "x").tolist())
+      rest[signature] = {
+          "instances": rest_api.predict(loaded.signatures, {
+              "signature_name": signature, "instances": rows}),
+          "inputs": rest_api.predict(loaded.signatures, {
+              "signature_name": signature, "inputs": columns}),
+          "malformed": {kind: rest_api.predict(loaded.signatures, {
+              "signature_name": signature, **body}) for kind, body in (
+                  ("missing field", {"instances": [
+                      {name: value for name, value in row.items()
+                       if name != first} for row in rows]}),
+                  ("wrong type", {"inputs": {**columns, first: wrong}}),
+                  ("no instances", {"instances": []}),
+                  ("empty batch", {"inputs": {name: [] for name in
+                                              columns}}))}}
+    readme = [rest_api.predict(loaded.signatures, body)
+              for body in rest_bodies]
     print(json.dumps({"unregistered": unregistered,
+                      "rest": rest, "readme": readme,
                       "signatures": sorted(loaded.signatures),
                       "imported_bert_tf": imported_bert_tf or
                                           "bert_tf" in sys.modules,
@@ -86,7 +121,7 @@ _SERVE = textwrap.dedent("""
     """)
 
 
-def serve_export(version_dir, requests, work_dir):
+def serve_export(version_dir, requests, work_dir, rest_bodies=()):
   """Answers requests with the export in a process without bert_tf.
 
   Args:
@@ -94,19 +129,27 @@ def serve_export(version_dir, requests, work_dir):
     requests: {signature name: {input name: numpy array or list}}.
     work_dir: where the request file is written (the process runs there,
       away from the project, so bert_tf cannot be imported by accident).
+    rest_bodies: REST predict bodies (the README's) to answer as well.
 
   Returns:
     (sorted signature names, {signature: {output name: nested lists}}),
     after checking that serving_default uses core ops only, that bert_tf
-    was never imported, and that serving_default refuses the request with
-    an id of -1 or 2**30 in input_ids, then segment_ids, naming the field.
+    was never imported, that serving_default refuses the request with
+    an id of -1 or 2**30 in input_ids, then segment_ids, naming the field,
+    that each request sent through TF Serving's REST API in the row and
+    the columnar format gets the same answer, that a request missing a
+    field, of the wrong type or of an empty batch gets an error, and
+    that `saved_model_cli show --all` lists the signatures. With
+    rest_bodies, a third value: their answers.
   """
   path = os.path.join(work_dir, "requests.npz")
   np.savez(path, **{f"{signature}/{name}": np.asarray(value)
                     for signature, inputs in requests.items()
                     for name, value in inputs.items()})
   result = subprocess.run(
-      [sys.executable, "-c", _SERVE, str(version_dir), path],
+      [sys.executable, "-c", _SERVE, str(version_dir), path,
+       os.path.dirname(os.path.abspath(__file__)),
+       json.dumps(list(rest_bodies))],
       capture_output=True, text=True, timeout=300, check=False,
       cwd=str(work_dir))
   assert result.returncode == 0, result.stderr[-3000:]
@@ -118,17 +161,35 @@ def serve_export(version_dir, requests, work_dir):
         request, message)
   if "serving_default" in requests:
     assert len(answer["refusals"]) == 4, answer["refusals"]
+  for signature, rest in answer["rest"].items():
+    outputs = answer["outputs"][signature]
+    assert rest["inputs"] == {"outputs": outputs if len(outputs) > 1 else
+                              next(iter(outputs.values()))}, signature
+    assert rest["instances"] == {"predictions": [
+        {name: value[row] for name, value in outputs.items()}
+        if len(outputs) > 1 else next(iter(outputs.values()))[row]
+        for row in range(len(next(iter(outputs.values()))))]}, signature
+    for kind, refused in rest["malformed"].items():
+      assert list(refused) == ["error"], (signature, kind, refused)
+    # An empty batch of [batch] strings reaches the signature, which
+    # refuses it.
+    if all(np.asarray(value).ndim == 1 and np.asarray(value).dtype.kind == "U"
+           for value in requests[signature].values()):
+      assert "the batch is empty" in rest["malformed"]["empty batch"][
+          "error"], rest["malformed"]
+  _assert_listed(version_dir, answer["signatures"], work_dir)
+  if rest_bodies:
+    return answer["signatures"], answer["outputs"], answer["readme"]
   return answer["signatures"], answer["outputs"]
 
 
-def serve_ids(version_dir, features, work_dir):
-  """serving_default's outputs (numpy) for the features' input_ids,
-  input_mask and segment_ids, from an export that has only that
-  signature (run_squad's, run_ner's, run_swag's); see serve_export."""
-  signatures, outputs = serve_export(
-      version_dir, {"serving_default": {
-          name: features[name] for name in
-          ("input_ids", "input_mask", "segment_ids")}}, work_dir)
-  assert signatures == ["serving_default"]
-  return {name: np.array(value)
-          for name, value in outputs["serving_default"].items()}
+def _assert_listed(version_dir, signatures, work_dir):
+  """`saved_model_cli show --all` lists every signature (it reads the
+  SavedModel without loading TensorFlow Text's ops)."""
+  result = subprocess.run(
+      [os.path.join(os.path.dirname(sys.executable), "saved_model_cli"),
+       "show", "--dir", str(version_dir), "--all"], capture_output=True,
+      text=True, timeout=300, check=False, cwd=str(work_dir))
+  assert result.returncode == 0, result.stderr[-3000:]
+  listed = re.findall(r"signature_def\['(\w+)'\]", result.stdout)
+  assert sorted(set(listed) - {"__saved_model_init_op"}) == signatures

@@ -15,8 +15,11 @@ def checked_ids(inputs, config):
   its embedding table: a negative id, an input id of vocab_size or more,
   or a segment id of type_vocab_size or more fails the request with an
   InvalidArgumentError naming the field, where the lookup would wrap
-  around the table (or, on a GPU, silently read zeros). Core ops only."""
-  checks = []
+  around the table (or, on a GPU, silently read zeros); so does an empty
+  batch. Core ops only."""
+  checks = [tf.debugging.assert_positive(
+      tf.size(inputs["input_ids"]),
+      message="input_ids: the batch is empty")]
   for name, size, table in (
       ("input_ids", config.vocab_size, "vocab_size"),
       ("segment_ids", config.type_vocab_size, "type_vocab_size")):
