@@ -1,6 +1,8 @@
 """The checks every task's export gets: its SavedModel served in a process
-that never imports bert_tf, as TF Serving would load it, and serving_default
-made of core TensorFlow ops only (stock TF Serving has no other)."""
+that never imports bert_tf, loaded both as TensorFlow 2 loads it and as TF
+Serving does (a TF1 session from the SavedModel bundle), and
+serving_default made of core TensorFlow ops only (stock TF Serving has no
+other)."""
 
 import json
 import os
@@ -63,6 +65,26 @@ _SERVE = textwrap.dedent("""
                     for name, value in
                     loaded.signatures[signature](**inputs).items()}
         for signature, inputs in requests.items()}
+    # As TF Serving loads it: a TF1 session from the SavedModel bundle.
+    v1_outputs = {}
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+      meta = tf.compat.v1.saved_model.loader.load(session, ["serve"],
+                                                  export_dir)
+      for signature, inputs in requests.items():
+        definition = meta.signature_def[signature]
+        v1_outputs[signature] = session.run(
+            {name: info.name for name, info in definition.outputs.items()},
+            {definition.inputs[name].name: value.numpy()
+             for name, value in inputs.items()})
+    for signature, values in v1_outputs.items():
+      for name, value in values.items():
+        expected = np.array(outputs[signature][name])
+        if value.dtype == object:
+          assert np.char.decode(value.astype(bytes), "utf-8").tolist() == \
+              outputs[signature][name], (signature, name)
+        else:
+          np.testing.assert_allclose(value, expected, atol=1e-5,
+                                     err_msg=f"{signature} {name}")
     # Ids outside the embedding tables: each request must be refused.
     refusals = {}
     ids_request = requests.get("serving_default", {})

@@ -5,6 +5,8 @@ import os
 import random
 import re
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -192,17 +194,69 @@ def whole_words(context, start, end):
   return " ".join(match.group() for match in words)
 
 
-def test_serve_text_answers_as_predictions_json(squad_run, tmp_path):
+@pytest.fixture(scope="module")
+def squad_predicted(squad_run, tmp_path_factory):
+  """The trained model's predictions of mixed_squad_file, and its export
+  for servers without TensorFlow Text (--export_signatures=ids)."""
+  tmp_path = tmp_path_factory.mktemp("squad_predicted")
+  questions = mixed_squad_file(squad_run, tmp_path / "mixed.json")
+  result = run_script("run_squad.py", common_flags(
+      squad_run, predict_file=tmp_path / "mixed.json", do_predict=True,
+      output_dir=tmp_path / "output", export_dir=tmp_path / "ids_export",
+      export_signatures="ids",
+      init_checkpoint=squad_run / "output" / "model.ckpt-120"))
+  assert result.returncode == 0, result.stderr[-3000:]
+  return tmp_path, questions
+
+
+# saved_model_cli run, in a process that must not import tensorflow_text.
+_SAVED_MODEL_CLI_RUN = """
+import runpy, sys
+sys.argv = ["saved_model_cli", "run", "--dir", sys.argv[1], "--tag_set",
+            "serve", "--signature_def", "serving_default", "--input_exprs",
+            f"input_ids={[[5] * 8] * 2};input_mask={[[1] * 8] * 2};"
+            f"segment_ids={[[0] * 8] * 2}"]
+try:
+  runpy.run_module("tensorflow.python.tools.saved_model_cli",
+                   run_name="__main__")
+except SystemExit as stop:
+  assert not stop.code, stop.code
+assert "tensorflow_text" not in sys.modules
+print("ran without tensorflow_text")
+"""
+
+
+def saved_model_cli_run(version_dir, work_dir):
+  return subprocess.run([sys.executable, "-c", _SAVED_MODEL_CLI_RUN,
+                         str(version_dir)], capture_output=True, text=True,
+                        timeout=300, check=False, cwd=str(work_dir))
+
+
+def test_an_ids_export_runs_without_tensorflow_text(squad_run,
+                                                    squad_predicted):
+  """--export_signatures=ids: serving_default alone, which saved_model_cli
+  runs without TensorFlow Text; the full export cannot be loaded there,
+  though its serving_default uses core ops only (serve_text is in the same
+  SavedModel)."""
+  tmp_path, _ = squad_predicted
+  result = saved_model_cli_run(tmp_path / "ids_export" / "1", tmp_path)
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert "start_logits" in result.stdout and \
+      "ran without tensorflow_text" in result.stdout
+  full = saved_model_cli_run(squad_run / "export" / "1", tmp_path)
+  assert full.returncode != 0
+  assert re.search("Op type not registered '(NormalizeUTF8|FastWordpiece"
+                   "TokenizeWithOffsets)'", full.stderr), full.stderr[-3000:]
+  signatures, _ = serve_export(tmp_path / "ids_export" / "1", {}, tmp_path)
+  assert signatures == ["serving_default"]
+
+
+def test_serve_text_answers_as_predictions_json(squad_run, squad_predicted):
   """serve_text's answers are run_squad's predictions.json, found in the
   context as sent, and its null odds null_odds.json's; a difference in
   text is only ever the original's, explained (whole_words, or words
   re-joined by single spaces)."""
-  questions = mixed_squad_file(squad_run, tmp_path / "mixed.json")
-  result = run_script("run_squad.py", common_flags(
-      squad_run, predict_file=tmp_path / "mixed.json", do_predict=True,
-      output_dir=tmp_path / "output",
-      init_checkpoint=squad_run / "output" / "model.ckpt-120"))
-  assert result.returncode == 0, result.stderr[-3000:]
+  tmp_path, questions = squad_predicted
   predictions, null_odds = (
       json.loads((tmp_path / "output" / name).read_text())
       for name in ("predictions.json", "null_odds.json"))

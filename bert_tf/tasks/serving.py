@@ -47,6 +47,12 @@ class IdsServing(tf.Module):
     super().__init__()
     self.model = model
     self.output_names = tuple(output_names)
+    # The TensorFlow variables under the Keras ones, tracked themselves: a
+    # SavedModel holding only Keras 3 variables cannot be loaded by TF
+    # Serving or `saved_model_cli run` ("Could not find variable ...":
+    # keras-team/keras#20095, tensorflow/serving#2250), whose loader
+    # restores these.
+    self.tf_variables = [variable.value for variable in model.variables]
 
   def predict(self, inputs):
     outputs = self.model(checked_ids(inputs, self.model.config),
