@@ -13,6 +13,8 @@ import textwrap
 
 import numpy as np
 
+from tests.helpers import PROJECT_DIR
+
 _SERVE = textwrap.dedent("""
     import json, sys
     import numpy as np
@@ -215,3 +217,54 @@ def _assert_listed(version_dir, signatures, work_dir):
   assert result.returncode == 0, result.stderr[-3000:]
   listed = re.findall(r"signature_def\['(\w+)'\]", result.stdout)
   assert sorted(set(listed) - {"__saved_model_init_op"}) == signatures
+
+
+def readme_examples(model_name):
+  """The README's REST requests to a model, each with the answer shown
+  after it (None where none is): [(body, answer)]. A request is a `curl
+  ... /v1/models/<model_name>:predict -d '<body>'` in a sh block; its
+  answer, the json block right after that block."""
+  with open(os.path.join(PROJECT_DIR, "README.md"), encoding="utf-8") as f:
+    blocks = re.findall(r"```(\w*)\n(.*?)```", f.read(), re.DOTALL)
+  examples = []
+  for (kind, text), (next_kind, next_text) in zip(
+      blocks, blocks[1:] + [("", "")]):
+    requests = re.findall(
+        rf"/v1/models/{model_name}:predict -d '(.*?)'", text, re.DOTALL)
+    for number, body in enumerate(requests, 1):
+      answer = next_text if (kind == "sh" and next_kind == "json"
+                             and number == len(requests)) else None
+      examples.append((json.loads(body),
+                       None if answer is None else json.loads(answer)))
+  assert examples, f"the README has no request to {model_name}"
+  return examples
+
+
+def assert_shaped_like(shown, got, where="answer"):
+  """`got` has the README's answer's keys, list lengths and kinds of
+  values (the values come from a model the README does not have)."""
+  if isinstance(shown, dict):
+    assert isinstance(got, dict) and sorted(got) == sorted(shown), (
+        where, got)
+    for key in shown:
+      assert_shaped_like(shown[key], got[key], f"{where}.{key}")
+  elif isinstance(shown, list):
+    assert isinstance(got, list) and len(got) == len(shown), (where, got)
+    for index, (item, value) in enumerate(zip(shown, got)):
+      assert_shaped_like(item, value, f"{where}[{index}]")
+  else:
+    assert type(got) is type(shown), (where, shown, got)
+
+
+def readme_requests(model_name):
+  """The README's REST request bodies to model_name (for serve_export)."""
+  return [body for body, _ in readme_examples(model_name)]
+
+
+def assert_answered_as_the_readme_shows(model_name, answers):
+  """serve_export's answers to readme_requests(model_name): no error, and
+  the README's shape where it shows one."""
+  for (body, shown), answer in zip(readme_examples(model_name), answers):
+    assert "error" not in answer, (body, answer)
+    if shown is not None:
+      assert_shaped_like(shown, answer, json.dumps(answer)[:3000])

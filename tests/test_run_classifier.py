@@ -15,7 +15,8 @@ from tests.helpers import (FINE_TUNING_FLAGS, ORIGINAL_TINY, PROJECT_DIR,
                            run_script,
                            run_script_cases, run_two_workers,
                            save_listed_checkpoint, tiny_config)
-from tests.serving import serve_export
+from tests.serving import (assert_answered_as_the_readme_shows, readme_requests,
+                           serve_export)
 
 VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
 POSITIVE = ["return", "this", "with", "that", "object"]
@@ -119,17 +120,22 @@ def test_test_results_and_submission_file(sentiment_run):
                   zip(rows, expected)]) >= 0.9
 
 
-def query_export(tmp_path, version_dir, task, examples, max_seq_length=32):
-  """Both signatures' answers for the examples, served without bert_tf."""
+def query_export(tmp_path, version_dir, task, examples, max_seq_length=32,
+                 readme_model=None):
+  """Both signatures' answers for the examples, served without bert_tf
+  (and the README's requests to readme_model, answered as it shows)."""
   features = classifier_features.convert_examples(
       examples, task, tokenization.FullTokenizer(VOCAB, True), max_seq_length)
   texts = {"text_a": [example.text_a for example in examples]}
   if task.has_text_pairs:
     texts["text_b"] = [example.text_b for example in examples]
-  signatures, outputs = serve_export(version_dir, {
+  signatures, outputs, *answers = serve_export(version_dir, {
       "serving_default": {name: features[name] for name in
                           ("input_ids", "input_mask", "segment_ids")},
-      "serve_text": texts}, tmp_path)
+      "serve_text": texts}, tmp_path,
+      readme_requests(readme_model) if readme_model else ())
+  if readme_model:
+    assert_answered_as_the_readme_shows(readme_model, answers[0])
   assert signatures == ["serve_text", "serving_default"]
   return {"by_ids": outputs["serving_default"],
           "by_text": outputs["serve_text"]}
@@ -140,7 +146,8 @@ def test_export_serves_ids_and_raw_text_like_the_library(sentiment_run):
   assert sorted(os.listdir(tmp_path / "export")) == ["1"]
   task = glue.get_task("sst-2")
   examples = glue.read_examples(task, str(tmp_path / "data"), "test")
-  answer = query_export(tmp_path, tmp_path / "export" / "1", task, examples)
+  answer = query_export(tmp_path, tmp_path / "export" / "1", task, examples,
+                        readme_model="sst2")
   library = np.loadtxt(tmp_path / "output" / "test_results.tsv", ndmin=2)
   np.testing.assert_allclose(answer["by_ids"]["probabilities"], library,
                              atol=1e-5)
