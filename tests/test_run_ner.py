@@ -10,6 +10,7 @@ import bert_tf
 from bert_tf import tokenization
 from bert_tf.data import conll, tagging_features
 from bert_tf.evaluation.entity_metrics import entity_metrics
+from bert_tf.layers import layer_combination
 from tests.conll_fixtures import synthetic_conll
 from tests.helpers import (FINE_TUNING_FLAGS,
                            assert_cases_fail_before_writing,
@@ -231,7 +232,8 @@ def feature_based_run(tmp_path_factory):
            "do_train": True, "do_eval": True,
            "init_checkpoint": tmp_path / "encoder.ckpt",
            "feature_based": "concat_last_four", "lstm_units": 32,
-           "learning_rate": 2e-3, "num_train_epochs": 14})
+           "learning_rate": 2e-3, "num_train_epochs": 14,
+           "export_dir": tmp_path / "export"})
   return tmp_path
 
 
@@ -255,6 +257,39 @@ def test_feature_based_learns_on_the_frozen_encoder(feature_based_run):
   assert shapes["ner/bilstm_1/bw/recurrent_kernel"] == [32, 4 * 32]
   assert shapes["ner/output_weights"] == [9, 64]
   assert "ner/bilstm_1/bw/kernel/adam_m" in shapes
+
+
+def test_the_feature_based_export_tags_as_its_checkpoint(feature_based_run):
+  """The BiLSTM tagger's export, from ids and from raw text: the tags of
+  the run's last checkpoint (each text tagged alone, as
+  --nodocument_context tags a sentence)."""
+  tmp_path = feature_based_run
+  sentences = conll.read_conll(str(tmp_path / "data" / "eng.testa"))[:20]
+  features = tagging_features.convert_sentences(
+      sentences, tokenization.FullTokenizer(DEMO_VOCAB, True), 64)
+  inputs = {name: features[name] for name in
+            ("input_ids", "input_mask", "segment_ids")}
+  _, outputs = serve_export(tmp_path / "export" / "1", {
+      "serving_default": inputs,
+      "serve_text": {"text": [" ".join(sentence.words)
+                              for sentence in sentences]}}, tmp_path)
+  config = bert_tf.BertConfig.from_json_file(
+      str(tmp_path / "bert_config_4.json"))
+  model = bert_tf.models.BertFeatureTagger(
+      config, 9, *layer_combination.feature_layers("concat_last_four", 4),
+      lstm_units=32)
+  bert_tf.load_checkpoint(model, tf.train.latest_checkpoint(
+      str(tmp_path / "output")))
+  expected = model(inputs)["probabilities"]
+  np.testing.assert_allclose(outputs["serving_default"]["probabilities"],
+                             expected, atol=1e-5)
+  probabilities, _ = tagging_features.word_values(
+      features, expected.numpy(), features["label_ids"])
+  tags = iter(conll.LABELS[index] for index in
+              np.argmax(probabilities, axis=-1))
+  for row, sentence in enumerate(sentences):
+    assert outputs["serve_text"]["tags"][row][:len(sentence.words)] == [
+        next(tags) for _ in sentence.words]
 
 
 def test_bad_input_stops_before_anything_is_written(tmp_path):

@@ -1,8 +1,9 @@
 """run_ner's export: text -> words, a tag per word, and the entities.
 
 serve_text splits the text into words as BasicTokenizer does (with their
-characters in the text as sent), and tags them as run_ner tags one
-sentence (data.tagging_features): each word's pieces, at most
+characters in the text as sent), and tags them as run_ner
+--nodocument_context tags one sentence (data.tagging_features): each
+word's pieces, at most
 max_seq_length - 2 of them; the words in one sequence, or in consecutive
 chunks of whole words with the sentence's other pieces around them as
 context; each word's tag from its first piece. Entities are read from the
