@@ -268,3 +268,12 @@ def assert_answered_as_the_readme_shows(model_name, answers):
     assert "error" not in answer, (body, answer)
     if shown is not None:
       assert_shaped_like(shown, answer, json.dumps(answer)[:3000])
+
+
+def serve_as_documented(version_dir, requests, work_dir, model_name):
+  """serve_export, and the README's requests to model_name answered as
+  the README shows; returns (signatures, outputs)."""
+  signatures, outputs, answers = serve_export(
+      version_dir, requests, work_dir, readme_requests(model_name))
+  assert_answered_as_the_readme_shows(model_name, answers)
+  return signatures, outputs

@@ -13,8 +13,7 @@ from bert_tf.data.text_inputs import encode_texts
 from tests.helpers import (ORIGINAL_TINY, PROJECT_DIR,
                            assert_fails_in_one_line, assert_help_lists, run_script,
                            run_script_cases, tiny_config)
-from tests.serving import (assert_answered_as_the_readme_shows, readme_requests,
-                           serve_export)
+from tests.serving import serve_as_documented
 
 FIXTURES = os.path.join(PROJECT_DIR, "tests", "fixtures", "extract_features")
 FLAGS = {"input_file": os.path.join(FIXTURES, "input.txt"),
@@ -157,14 +156,13 @@ def test_the_export_serves_the_layers_of_ids_and_of_text(outputs):
   ids = encode_texts(
       tokenization.FullTokenizer(FLAGS["vocab_file"], True),
       [texts[row] for row in single], max_seq_length=16)
-  signatures, served, answers = serve_export(outputs / "export" / "2", {
+  signatures, served = serve_as_documented(outputs / "export" / "2", {
       "serving_default": ids,
       "serve_text": {"text_a": [texts[row] for row in single]},
       "serve_text_pair": {
           "text_a": [texts[row].rpartition(" ||| ")[0] for row in pairs],
           "text_b": [texts[row].rpartition(" ||| ")[2] for row in pairs]}},
-      outputs, readme_requests("features"))
-  assert_answered_as_the_readme_shows("features", answers)
+      outputs, "features")
   assert signatures == ["serve_text", "serve_text_pair", "serving_default"]
   # From ids, the same as from text (at a width of max_seq_length).
   for name in ("layers", "sentence_vector"):

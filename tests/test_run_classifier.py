@@ -15,8 +15,7 @@ from tests.helpers import (FINE_TUNING_FLAGS, ORIGINAL_TINY, PROJECT_DIR,
                            run_script,
                            run_script_cases, run_two_workers,
                            save_listed_checkpoint, tiny_config)
-from tests.serving import (assert_answered_as_the_readme_shows, readme_requests,
-                           serve_export)
+from tests.serving import serve_as_documented, serve_export
 
 VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
 POSITIVE = ["return", "this", "with", "that", "object"]
@@ -129,13 +128,12 @@ def query_export(tmp_path, version_dir, task, examples, max_seq_length=32,
   texts = {"text_a": [example.text_a for example in examples]}
   if task.has_text_pairs:
     texts["text_b"] = [example.text_b for example in examples]
-  signatures, outputs, *answers = serve_export(version_dir, {
-      "serving_default": {name: features[name] for name in
-                          ("input_ids", "input_mask", "segment_ids")},
-      "serve_text": texts}, tmp_path,
-      readme_requests(readme_model) if readme_model else ())
-  if readme_model:
-    assert_answered_as_the_readme_shows(readme_model, answers[0])
+  requests = {"serving_default": {name: features[name] for name in
+                                  ("input_ids", "input_mask", "segment_ids")},
+              "serve_text": texts}
+  signatures, outputs = serve_as_documented(
+      version_dir, requests, tmp_path, readme_model) if readme_model \
+      else serve_export(version_dir, requests, tmp_path)
   assert signatures == ["serve_text", "serving_default"]
   return {"by_ids": outputs["serving_default"],
           "by_text": outputs["serve_text"]}

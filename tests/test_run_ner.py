@@ -16,8 +16,7 @@ from tests.helpers import (FINE_TUNING_FLAGS,
                            assert_cases_fail_before_writing,
                            assert_checkpoints_close, assert_help_lists,
                            kill_after_checkpoint, run_script, tiny_config)
-from tests.serving import (assert_answered_as_the_readme_shows, readme_requests,
-                           serve_export)
+from tests.serving import serve_as_documented, serve_export
 from tests.squad_fixtures import DEMO_VOCAB
 
 VOCAB_SIZE = len(open(DEMO_VOCAB, encoding="utf-8").readlines())
@@ -125,11 +124,9 @@ def test_the_export_serves_the_tag_probabilities(ner_run):
                                                 document_context=True)
   inputs = {name: features[name] for name in
             ("input_ids", "input_mask", "segment_ids")}
-  signatures, outputs, answers = serve_export(
-      tmp_path / "export" / "1", {"serving_default": inputs}, tmp_path,
-      readme_requests("ner"))
+  signatures, outputs = serve_as_documented(
+      tmp_path / "export" / "1", {"serving_default": inputs}, tmp_path, "ner")
   assert signatures == ["serve_text", "serving_default"]
-  assert_answered_as_the_readme_shows("ner", answers)
   probabilities = np.array(outputs["serving_default"]["probabilities"])
   assert probabilities.shape == (len(features["input_ids"]), 64, 9)
   expected = trained_tagger(tmp_path, flag_values)(inputs)

@@ -4,10 +4,11 @@ vector.
 The layers are the --layers of the export, in that order, as
 extract_features writes them (npz's [tokens, layers, hidden]). The sentence
 vector is the mean over the real tokens ([CLS] and [SEP] included) of the
-mean of the last four layers (all layers of a smaller model): a common substitute for a sentence
-embedding, not one the paper proposes (without fine-tuning, [CLS] is only
-trained for next-sentence prediction, and no pooling of a pre-trained
-BERT was shown to be a good sentence representation).
+mean of the last four layers (all layers of a smaller model): a common
+substitute for a sentence embedding, not one the paper proposes (without
+fine-tuning, [CLS] is only trained for next-sentence prediction, and no
+pooling of a pre-trained BERT was shown to be a good sentence
+representation).
 """
 
 import tensorflow as tf

@@ -111,7 +111,9 @@ def _gather_rows(values, indexes):
 
 
 def _best_spans(start_logits, end_logits, windows, options, num_examples):
-  """Each question's best span, as squad_answers ranks them.
+  """Each question's best span, as squad_answers ranks them: the best of
+  the windows' top candidates, or where a question has none, of every
+  valid span.
 
   Returns a dict of [questions] tensors: start, end (context pieces),
   score (float64 start + end logit; -inf where no span is valid) and
@@ -123,35 +125,10 @@ def _best_spans(start_logits, end_logits, windows, options, num_examples):
   can_start = in_doc & windows["is_max_context"]
   starts64 = tf.cast(start_logits, tf.float64)
   ends64 = tf.cast(end_logits, tf.float64)
-  top = min(options.n_best_size, start_logits.shape[1])
-  # The original's candidates: its top starts x top ends (top_k keeps
-  # position order on ties, as the original's stable sort).
-  top_starts = tf.math.top_k(start_logits, top).indices
-  top_ends = tf.math.top_k(end_logits, top).indices
-  lengths = top_ends[:, None, :] - top_starts[:, :, None] + 1
-  valid = (_gather_rows(can_start, top_starts)[:, :, None]
-           & _gather_rows(in_doc, top_ends)[:, None, :]
-           & (lengths >= 1) & (lengths <= options.max_answer_length))
-  scores = (_gather_rows(starts64, top_starts)[:, :, None]
-            + _gather_rows(ends64, top_ends)[:, None, :])
-  top_best = _best_pairs(tf.where(valid, scores, -float("inf")),
-                         top_starts, top_ends)
-  # The fallback: every valid start with each end up to max_answer_length
-  # pieces after it.
-  width = start_logits.shape[1]
-  positions = tf.range(width)
-  any_starts = tf.broadcast_to(positions, tf.shape(start_logits))
-  any_ends = positions[:, None] + tf.range(options.max_answer_length)[None]
-  end_valid = tf.gather(tf.pad(in_doc, [[0, 0], [0, options.max_answer_length]]),
-                        any_ends, axis=1)
-  any_scores = starts64[:, :, None] + tf.gather(
-      tf.pad(ends64, [[0, 0], [0, options.max_answer_length]]), any_ends,
-      axis=1)
-  anywhere = _best_pairs(
-      tf.where(can_start[:, :, None] & end_valid, any_scores,
-               -float("inf")), any_starts,
-      tf.broadcast_to(any_ends, tf.shape(any_scores)), end_is_row_wise=True)
-
+  top_best = _best_of_top(start_logits, end_logits, can_start, in_doc,
+                          options)
+  anywhere = _best_anywhere(starts64, ends64, can_start, in_doc,
+                            options.max_answer_length)
   example = windows["example_index"]
   has_top = tf.math.unsorted_segment_max(
       tf.cast(top_best["score"] > -float("inf"), tf.int32), example,
@@ -176,6 +153,40 @@ def _best_spans(start_logits, end_logits, windows, options, num_examples):
       "null_score": tf.minimum(tf.math.unsorted_segment_min(
           null_scores, example, num_examples), _LARGE_NULL_SCORE),
   }
+
+
+def _best_of_top(start_logits, end_logits, can_start, in_doc, options):
+  """Each window's best valid pair of its n_best_size best starts and
+  ends: the original's candidates (top_k keeps position order on ties,
+  as the original's stable sort)."""
+  top = min(options.n_best_size, start_logits.shape[1])
+  top_starts = tf.math.top_k(start_logits, top).indices
+  top_ends = tf.math.top_k(end_logits, top).indices
+  lengths = top_ends[:, None, :] - top_starts[:, :, None] + 1
+  valid = (_gather_rows(can_start, top_starts)[:, :, None]
+           & _gather_rows(in_doc, top_ends)[:, None, :]
+           & (lengths >= 1) & (lengths <= options.max_answer_length))
+  scores = (_gather_rows(tf.cast(start_logits, tf.float64),
+                         top_starts)[:, :, None]
+            + _gather_rows(tf.cast(end_logits, tf.float64),
+                           top_ends)[:, None, :])
+  return _best_pairs(tf.where(valid, scores, -float("inf")), top_starts,
+                     top_ends)
+
+
+def _best_anywhere(starts64, ends64, can_start, in_doc, max_answer_length):
+  """Each window's best valid span of all: every valid start with each
+  end up to max_answer_length pieces after it."""
+  positions = tf.range(starts64.shape[1])
+  ends = positions[:, None] + tf.range(max_answer_length)[None]
+  padding = [[0, 0], [0, max_answer_length]]
+  end_valid = tf.gather(tf.pad(in_doc, padding), ends, axis=1)
+  scores = starts64[:, :, None] + tf.gather(tf.pad(ends64, padding), ends,
+                                            axis=1)
+  return _best_pairs(
+      tf.where(can_start[:, :, None] & end_valid, scores, -float("inf")),
+      tf.broadcast_to(positions, tf.shape(starts64)),
+      tf.broadcast_to(ends, tf.shape(scores)), end_is_row_wise=True)
 
 
 def _best_pairs(scores, starts, ends, end_is_row_wise=False):

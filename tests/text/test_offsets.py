@@ -29,7 +29,7 @@ def fold_sigma(text):
   return text.replace("\u03c2", "\u03c3")
 
 
-@for_every_vocab_and_adversarial_texts(max_examples=40)
+@for_every_vocab_and_adversarial_texts(max_examples=25)
 def test_pieces_are_the_tokenizers_and_offsets_cover_them(name, lower, texts):
   exact, in_graph = tokenizers(name, lower)
   fast_words = clean_and_split(

@@ -1,0 +1,50 @@
+"""serve_text's span choice equals run_squad's (squad_answers, the
+original's write_predictions) for any logits: with few top positions and
+short answers, so that its fallback to any valid span is taken too."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf import tokenization
+from bert_tf.data import squad, squad_answers, squad_features
+from bert_tf.tasks.squad_serving import _best_spans
+from bert_tf.text import InGraphTokenizer
+from bert_tf.text.offsets import tokenize_with_offsets
+from bert_tf.text.windows import doc_stride_windows
+from tests.squad_fixtures import DEMO_VOCAB, synthetic_squad
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_spans_are_chosen_as_run_squad_chooses_them(tmp_path, seed):
+  synthetic_squad(tmp_path / "dev.json", seed=seed, num_paragraphs=12,
+                  questions_per_paragraph=1)
+  examples = squad.read_squad_examples(str(tmp_path / "dev.json"), False)
+  tokenizer = tokenization.FullTokenizer(DEMO_VOCAB, True)
+  features = squad_features.convert_examples_to_features(
+      examples, tokenizer, max_seq_length=32, doc_stride=8,
+      max_query_length=8, is_training=False)
+  rng = np.random.default_rng(seed)
+  logits = rng.normal(size=(2,) + features["input_ids"].shape).astype(
+      np.float32)
+  options = squad_answers.AnswerOptions(
+      n_best_size=2, max_answer_length=3, version_2_with_negative=True)
+  expected = squad_answers.predict_answers(examples, features, *logits,
+                                           tokenizer, options)
+  contexts = [example.paragraph.context for example in examples]
+  pieces = tokenize_with_offsets(InGraphTokenizer(DEMO_VOCAB, True),
+                                 tf.constant(contexts))
+  windows = doc_stride_windows(
+      tf.ragged.constant([tokenizer.encode(example.question_text)[:8]
+                          for example in examples], tf.int64),
+      pieces.ids.merge_dims(1, 2), 32, 8,
+      *tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"]))
+  spans = _best_spans(*logits, windows, options, len(examples))
+  starts = pieces.starts.merge_dims(1, 2).to_list()
+  ends = pieces.ends.merge_dims(1, 2).to_list()
+  for row, example in enumerate(examples):
+    start, end = int(spans["start"][row]), int(spans["end"][row])
+    assert contexts[row][starts[row][start]:ends[row][end]] == \
+        expected.best_non_null[example.qas_id], example.qas_id
+    assert float(spans["null_score"][row] - spans["score"][row]) == \
+        pytest.approx(expected.null_odds[example.qas_id], abs=1e-9)
