@@ -8,10 +8,12 @@ import tensorflow as tf
 
 from bert_tf import tokenization
 from bert_tf.data import squad, squad_answers, squad_features
-from bert_tf.tasks.squad_serving import _best_spans
+from bert_tf.models import BertSpanLabeler
+from bert_tf.tasks.squad_serving import _best_spans, squad_serving
 from bert_tf.text import InGraphTokenizer
 from bert_tf.text.offsets import tokenize_with_offsets
 from bert_tf.text.windows import doc_stride_windows
+from tests.helpers import tiny_config
 from tests.squad_fixtures import DEMO_VOCAB, synthetic_squad
 
 
@@ -48,3 +50,26 @@ def test_spans_are_chosen_as_run_squad_chooses_them(tmp_path, seed):
         expected.best_non_null[example.qas_id], example.qas_id
     assert float(spans["null_score"][row] - spans["score"][row]) == \
         pytest.approx(expected.null_odds[example.qas_id], abs=1e-9)
+
+
+def test_a_context_without_pieces_has_no_answer():
+  """An empty or blank context (run_squad refuses one) is answered "" at
+  -1, with finite numbers (JSON has no infinities), beside real ones."""
+  model = BertSpanLabeler(tiny_config(vocab_size=len(open(
+      DEMO_VOCAB, encoding="utf-8").readlines())))
+  for version_2 in (False, True):
+    _, signatures = squad_serving(
+        model, InGraphTokenizer(DEMO_VOCAB, True), 32, 8, 8,
+        squad_answers.AnswerOptions(version_2_with_negative=version_2))
+    answer = signatures["serve_text"](
+        question=tf.constant(["what ?", "what ?", "what ?"]),
+        context=tf.constant(["", " \u200b ", "a red car"]))
+    assert answer["answer"].numpy().tolist()[:2] == [b"", b""]
+    assert answer["answer_start"].numpy().tolist()[:2] == [-1, -1]
+    assert np.isfinite(answer["score"].numpy()).all()
+    if version_2:
+      assert answer["has_answer"].numpy().tolist()[:2] == [False, False]
+      assert np.isfinite(answer["null_odds"].numpy()).all()
+    else:
+      assert answer["answer"].numpy()[2] in (b"a", b"red", b"car", b"a red",
+                                             b"red car", b"a red car")
