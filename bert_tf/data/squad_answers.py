@@ -33,7 +33,7 @@ import numpy as np
 logger = logging.getLogger(__name__)
 
 # The original starts its search for the smallest null score here.
-_LARGE_NULL_SCORE = 1000000
+LARGE_NULL_SCORE = 1000000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,8 +167,8 @@ class _Candidates:
     ends = self.end_logits[first:last, 0].astype(np.float64)
     scores = starts + ends
     best = int(np.argmin(scores))
-    if not scores[best] < _LARGE_NULL_SCORE:
-      return float(_LARGE_NULL_SCORE), 0.0, 0.0
+    if not scores[best] < LARGE_NULL_SCORE:
+      return float(LARGE_NULL_SCORE), 0.0, 0.0
     return float(scores[best]), float(starts[best]), float(ends[best])
 
   def best_anywhere(self, example_index):
@@ -233,7 +233,7 @@ def _nbest(example_index, candidates, texts, options):
   null_score, null_start, null_end = candidates.null(example_index) \
       if version_2 else (None, None, None)
   # The original sorts its null prediction by its logits' sum (which is
-  # not null_score when no feature scored under _LARGE_NULL_SCORE).
+  # not null_score when no feature scored under LARGE_NULL_SCORE).
   null_rank = version_2 and null_start + null_end
   nbest, seen = [], set()
   null_pending = version_2

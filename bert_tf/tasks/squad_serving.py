@@ -12,13 +12,11 @@ original's get_final_text, which joins words with single spaces.
 
 import tensorflow as tf
 
+from bert_tf.data.squad_answers import LARGE_NULL_SCORE
 from bert_tf.tasks.serving import IdsServing, checked_texts, ids_signatures
 from bert_tf.text.offsets import tokenize_with_offsets
 from bert_tf.text.windows import doc_stride_windows
 from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN
-
-# The original starts its search for the smallest null score here.
-_LARGE_NULL_SCORE = 1000000.0
 
 
 class SquadServing(IdsServing):
@@ -151,7 +149,7 @@ def _best_spans(start_logits, end_logits, windows, options, num_examples):
           window["end"], chosen), batch_dims=1),
       "score": best,
       "null_score": tf.minimum(tf.math.unsorted_segment_min(
-          null_scores, example, num_examples), _LARGE_NULL_SCORE),
+          null_scores, example, num_examples), float(LARGE_NULL_SCORE)),
   }
 
 
