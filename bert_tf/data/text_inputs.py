@@ -51,6 +51,8 @@ def _ragged(id_lists):
 
 
 def _pack(ids_a, ids_b, max_seq_length, cls_id, sep_id):
+  """pack_inputs' arrays; pairs are only packed where some second text
+  has tokens (pack_inputs packs the others as single texts)."""
   return {name: value.numpy() for name, value in pack_inputs(
       _ragged(ids_a), max_seq_length, cls_id, sep_id,
-      _ragged(ids_b)).items()}
+      _ragged(ids_b) if any(ids_b) else None).items()}

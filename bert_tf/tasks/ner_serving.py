@@ -15,7 +15,7 @@ import tensorflow as tf
 
 from bert_tf.data import conll
 from bert_tf.tasks.serving import IdsServing, checked_texts, ids_signatures
-from bert_tf.text.offsets import tokenize_with_offsets
+from bert_tf.text.offsets import first_of_row, tokenize_with_offsets
 from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN
 
 
@@ -72,14 +72,12 @@ class NerServing(IdsServing):
     budget = self.max_seq_length - 2
     lengths = word_ids.row_lengths()
     texts = words.value_rowids()
-    first_of_text = tf.equal(tf.range(tf.size(texts, tf.int64)),
-                             tf.gather(words.row_starts(), texts))
-    chunk = _chunk_numbers(lengths, first_of_text, budget)
+    chunk = _chunk_numbers(lengths, first_of_row(words), budget)
     # Each word's first piece among its text's pieces.
-    text_piece_base = tf.math.unsorted_segment_min(
-        tf.math.cumsum(lengths, exclusive=True), texts, words.nrows())
-    word_start = tf.math.cumsum(lengths, exclusive=True) - tf.gather(
-        text_piece_base, texts)
+    piece_base = tf.math.cumsum(lengths, exclusive=True)
+    text_piece_base = tf.math.unsorted_segment_min(piece_base, texts,
+                                                   words.nrows())
+    word_start = piece_base - tf.gather(text_piece_base, texts)
     text_pieces = tf.math.unsorted_segment_sum(lengths, texts, words.nrows())
     num_chunks = tf.reduce_max(tf.concat([[-1], chunk], 0)) + 1
     chunk_start = tf.math.unsorted_segment_min(word_start, chunk, num_chunks)
@@ -153,11 +151,8 @@ def _entities(tags, word_starts, word_ends, text):
   inside = tf.not_equal(flat, "O")
   kind = tf.where(inside, tf.strings.regex_replace(flat, "^[BI]-", ""), "")
   previous_kind = tf.concat([[""], kind], 0)[:-1]
-  first_of_text = tf.equal(
-      tf.range(tf.size(flat, tf.int64)),
-      tf.gather(tags.row_starts(), tags.value_rowids()))
   begins = inside & (tf.strings.regex_full_match(flat, "B-.*")
-                     | first_of_text | tf.not_equal(kind, previous_kind))
+                     | first_of_row(tags) | tf.not_equal(kind, previous_kind))
   number = tf.math.cumsum(tf.cast(begins, tf.int64)) - 1
   tagged = tf.where(inside)[:, 0]
   count = tf.reduce_sum(tf.cast(begins, tf.int64))

@@ -38,7 +38,7 @@ class IdsServing(tf.Module):
   """A model for export.
 
   serving_default(input_ids, input_mask, segment_ids: int32 [batch, seq],
-      or the shape ids_serving is given) -> the model's outputs named by
+      or the shape ids_signatures is given) -> the model's outputs named by
       output_names; ids outside the model's tables are refused
       (checked_ids). Core TensorFlow ops only: stock TF Serving runs it.
   """
@@ -71,12 +71,6 @@ def ids_signatures(serving, ids_shape=(None, None)):
                             "segment_ids": segment_ids})
 
   return {"serving_default": serving_default}
-
-
-def ids_serving(model, output_names, ids_shape=(None, None)):
-  """(IdsServing, its signatures) for export.write_saved_model."""
-  serving = IdsServing(model, output_names)
-  return serving, ids_signatures(serving, ids_shape)
 
 
 def checked_texts(texts, offsets=False):

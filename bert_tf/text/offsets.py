@@ -73,18 +73,15 @@ def split_with_offsets(texts, do_lower_case):
   cleaned = tf.strings.regex_replace(chars.flat_values, classes["deleted"],
                                      "")
   cleaned = tf.strings.regex_replace(cleaned, classes["separators"], " ")
-  if do_lower_case:
-    per_char = tf.strings.unicode_split(lower_and_strip_accents(cleaned), "UTF-8")
-  else:
-    per_char = tf.strings.unicode_split(cleaned, "UTF-8")
+  normalize = lower_and_strip_accents if do_lower_case else tf.identity
+  per_char = tf.strings.unicode_split(normalize(cleaned), "UTF-8")
   # [batch, (normalised chars)], and the flat index of each one's source.
   normalized = chars.with_flat_values(per_char).merge_dims(1, 2)
   sources = per_char.value_rowids()
   source_ends = _ends_over_vanished(chars, per_char.row_lengths() > 0)
   if do_lower_case:
-    whole = tf.strings.unicode_split(
-        lower_and_strip_accents(tf.strings.reduce_join(chars.with_flat_values(cleaned),
-                                         axis=1)), "UTF-8")
+    whole = tf.strings.unicode_split(normalize(tf.strings.reduce_join(
+        chars.with_flat_values(cleaned), axis=1)), "UTF-8")
     tf.debugging.assert_equal(
         whole.row_lengths(), normalized.row_lengths(),
         message="internal: a text normalises to a different length one "
@@ -96,11 +93,9 @@ def split_with_offsets(texts, do_lower_case):
       values, f"{classes['cjk']}|{classes['punctuation']}")
   # A word starts at a character that is not a space and stands alone, or
   # follows a space, a character standing alone, or the start of its text.
-  first_of_text = tf.equal(
-      tf.range(tf.size(values, tf.int64), dtype=tf.int64),
-      tf.gather(normalized.row_starts(), normalized.value_rowids()))
   breaks_after = tf.concat([[True], is_space | stands_alone], 0)[:-1]
-  starts_word = ~is_space & (stands_alone | breaks_after | first_of_text)
+  starts_word = ~is_space & (stands_alone | breaks_after
+                             | first_of_row(normalized))
   kept = ~is_space
   word_chars = tf.RaggedTensor.from_row_starts(
       tf.boolean_mask(values, kept),
@@ -122,6 +117,12 @@ def split_with_offsets(texts, do_lower_case):
       word_ends=by_text(tf.gather(char_ends.values,
                                   char_ends.row_limits() - 1)),
       char_starts=by_text(char_starts), char_ends=by_text(char_ends))
+
+
+def first_of_row(ragged):
+  """[values] flat: whether each value is the first of its row."""
+  return tf.equal(tf.range(tf.size(ragged.value_rowids(), tf.int64)),
+                  tf.gather(ragged.row_starts(), ragged.value_rowids()))
 
 
 def _ends_over_vanished(chars, produces):
