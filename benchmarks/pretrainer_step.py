@@ -135,10 +135,9 @@ def count_params(variables):
   return int(sum(np.prod(variable.shape) for variable in variables))
 
 
-def build_bert_tf_step(args, batch):
-  """bert_tf.BertPretrainer + keras.optimizers.Adam: (step_fn, num_params)."""
-  del batch  # BertPretrainer has all its weights once constructed.
-  config = bert_tf.BertConfig(
+def bert_tf_config(args):
+  """The bert_tf.BertConfig of the model flags."""
+  return bert_tf.BertConfig(
       vocab_size=args.vocab_size,
       hidden_size=args.hidden_size,
       num_hidden_layers=args.num_layers,
@@ -150,7 +149,12 @@ def build_bert_tf_step(args, batch):
       max_position_embeddings=MAX_POSITION_EMBEDDINGS,
       type_vocab_size=TYPE_VOCAB_SIZE,
       initializer_range=INITIALIZER_RANGE)
-  model = bert_tf.BertPretrainer(config)
+
+
+def build_bert_tf_step(args, batch):
+  """bert_tf.BertPretrainer + keras.optimizers.Adam: (step_fn, num_params)."""
+  del batch  # BertPretrainer has all its weights once constructed.
+  model = bert_tf.BertPretrainer(bert_tf_config(args))
   optimizer = keras.optimizers.Adam(LEARNING_RATE)
   variables = model.trainable_variables
 
@@ -169,6 +173,39 @@ def build_bert_tf_step(args, batch):
   return step, count_params(variables)
 
 
+def _gelu(x):
+  """The original's gelu (the tanh approximation), in tf_keras."""
+  return tf_keras.activations.gelu(x, approximate=True)
+
+
+def model_garden_initializer():
+  """The original's initializer, for Model Garden's layers and heads."""
+  return tf_keras.initializers.TruncatedNormal(stddev=INITIALIZER_RANGE)
+
+
+def model_garden_inputs(batch):
+  """A batch in the original's feature names, in Model Garden's."""
+  return {"input_word_ids": batch["input_ids"],
+          "input_mask": batch["input_mask"],
+          "input_type_ids": batch["segment_ids"]}
+
+
+def model_garden_encoder(args):
+  """Model Garden's BertEncoder (legacy tf_keras) of the model flags."""
+  return mg_networks.BertEncoder(
+      vocab_size=args.vocab_size,
+      hidden_size=args.hidden_size,
+      num_layers=args.num_layers,
+      num_attention_heads=args.num_heads,
+      max_sequence_length=MAX_POSITION_EMBEDDINGS,
+      type_vocab_size=TYPE_VOCAB_SIZE,
+      inner_dim=args.intermediate_size,
+      inner_activation=_gelu,
+      output_dropout=DROPOUT,
+      attention_dropout=DROPOUT,
+      initializer=model_garden_initializer())
+
+
 def model_garden_pretrainer(args):
   """Model Garden BertPretrainerV2 and a Dense(2) next-sentence head.
 
@@ -177,31 +214,16 @@ def model_garden_pretrainer(args):
     batch in the original's feature names to Model Garden's; loss_fn(batch,
     training) is the original's total loss in TensorFlow ops.
   """
-  gelu = lambda x: tf_keras.activations.gelu(x, approximate=True)
-  initializer = lambda: tf_keras.initializers.TruncatedNormal(
-      stddev=INITIALIZER_RANGE)
-  encoder = mg_networks.BertEncoder(
-      vocab_size=args.vocab_size,
-      hidden_size=args.hidden_size,
-      num_layers=args.num_layers,
-      num_attention_heads=args.num_heads,
-      max_sequence_length=MAX_POSITION_EMBEDDINGS,
-      type_vocab_size=TYPE_VOCAB_SIZE,
-      inner_dim=args.intermediate_size,
-      inner_activation=gelu,
-      output_dropout=DROPOUT,
-      attention_dropout=DROPOUT,
-      initializer=initializer())
+  encoder = model_garden_encoder(args)
   model = mg_models.BertPretrainerV2(
-      encoder, mlm_activation=gelu, mlm_initializer=initializer())
+      encoder, mlm_activation=_gelu,
+      mlm_initializer=model_garden_initializer())
   next_sentence_head = tf_keras.layers.Dense(
-      2, kernel_initializer=initializer(), name="next_sentence")
+      2, kernel_initializer=model_garden_initializer(), name="next_sentence")
   next_sentence_head.build((None, args.hidden_size))
 
   def model_inputs(batch):
-    return {"input_word_ids": batch["input_ids"],
-            "input_mask": batch["input_mask"],
-            "input_type_ids": batch["segment_ids"],
+    return {**model_garden_inputs(batch),
             "masked_lm_positions": batch["masked_lm_positions"]}
 
   def loss_fn(batch, training):

@@ -36,6 +36,7 @@ Tiny smoke run:
 """
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -58,9 +59,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import pretrainer_step
 import bert_tf
 from bert_tf.data.pretraining_dataset import pretraining_dataset
-from bert_tf.training import optimization, precision
+from bert_tf.training import precision
 from bert_tf.training.objectives import PretrainingObjective
-from bert_tf.training.trainer import Trainer, TrainingOptions
+from bert_tf.training.trainer import TrainingOptions, create_trainer
 # pylint: enable=g-import-not-at-top,wrong-import-position
 
 NUM_TRAIN_STEPS = 100000  # for the schedules only
@@ -99,28 +100,30 @@ def write_records(args, path):
           feature=feature)).SerializeToString())
 
 
-def bert_tf_runner(args, path, dtype, use_xla, output_dir):
-  """A function that runs loop_steps training steps and syncs."""
-  config = bert_tf.BertConfig(
-      vocab_size=args.vocab_size, hidden_size=args.hidden_size,
-      num_hidden_layers=args.num_layers, num_attention_heads=args.num_heads,
-      intermediate_size=args.intermediate_size,
-      max_position_embeddings=pretrainer_step.MAX_POSITION_EMBEDDINGS)
+def bert_tf_runner(args, build_model, objective, dataset, dtype, use_xla,
+                   output_dir):
+  """A function that runs loop_steps steps of bert_tf's Trainer (its
+  create_trainer, as every runner makes it) and syncs."""
   strategy = tf.distribute.OneDeviceStrategy(
       "/gpu:0" if tf.config.list_physical_devices("GPU") else "/cpu:0")
-  with strategy.scope(), precision.dtype_policy(dtype):
-    model = bert_tf.BertPretrainer(config)
-    optimizer = optimization.create_optimizer(
-        model, pretrainer_step.LEARNING_RATE, NUM_TRAIN_STEPS,
-        NUM_WARMUP_STEPS)
-  trainer = Trainer(strategy, model, optimizer, PretrainingObjective(),
-                    output_dir, TrainingOptions(
-                        num_train_steps=NUM_TRAIN_STEPS, use_xla=use_xla,
-                        dtype=dtype))
-  iterator = trainer.iterator(pretraining_dataset(
-      [path], args.seq_length, args.num_predictions, args.batch_size,
-      is_training=True))
+  trainer = create_trainer(
+      strategy, build_model, objective, output_dir,
+      TrainingOptions(num_train_steps=NUM_TRAIN_STEPS, use_xla=use_xla,
+                      dtype=dtype),
+      pretrainer_step.LEARNING_RATE, NUM_WARMUP_STEPS)
+  iterator = trainer.iterator(dataset)
   return lambda: trainer.train_steps(iterator, args.loop_steps)["loss"]
+
+
+@contextlib.contextmanager
+def model_garden_dtype_policy(dtype):
+  """tf_keras layers created inside compute in `dtype` (Model Garden's
+  layers read tf_keras's global policy when they are created)."""
+  tf_keras.mixed_precision.set_global_policy(precision.POLICIES[dtype])
+  try:
+    yield
+  finally:
+    tf_keras.mixed_precision.set_global_policy("float32")
 
 
 def model_garden_runner(args, path, dtype, use_xla):
@@ -138,17 +141,22 @@ def model_garden_runner(args, path, dtype, use_xla):
       **{name: batch[name] for name in (
           "masked_lm_positions", "masked_lm_ids", "masked_lm_weights",
           "next_sentence_labels")}}))
-  tf_keras.mixed_precision.set_global_policy(precision.POLICIES[dtype])
-  try:
+  with model_garden_dtype_policy(dtype):
     model, head, model_inputs, loss_fn = \
         pretrainer_step.model_garden_pretrainer(args)
     model(model_inputs(next(iterator)))  # the masked-LM head builds lazily
-  finally:
-    tf_keras.mixed_precision.set_global_policy("float32")
+  return model_garden_loop(
+      args, loss_fn, model.trainable_variables + head.trainable_variables,
+      iterator, use_xla)
+
+
+def model_garden_loop(args, loss_fn, variables, iterator, use_xla):
+  """A function that runs loop_steps steps of Model Garden's optimizer on
+  loss_fn(batch, training) in a tf.function loop, as long as bert_tf's,
+  and syncs."""
   optimizer = mg_optimization.create_optimizer(
       pretrainer_step.LEARNING_RATE, NUM_TRAIN_STEPS, NUM_WARMUP_STEPS,
       optimizer_type="adamw")
-  variables = model.trainable_variables + head.trainable_variables
 
   @tf.function(jit_compile=use_xla)
   def gradients(batch):
@@ -161,33 +169,64 @@ def model_garden_runner(args, path, dtype, use_xla):
     total = 0.0
     for _ in tf.range(num_steps):
       loss, grads = gradients(next(iterator))
-      optimizer.apply_gradients(zip(grads, variables))
+      # Variables the loss does not reach (a span labeler's pooler) are
+      # left alone, as bert_tf's Trainer leaves them.
+      optimizer.apply_gradients([
+          (grad, variable) for grad, variable in zip(grads, variables)
+          if grad is not None])
       total += loss
     return total / tf.cast(num_steps, tf.float32)
 
   return lambda: float(loop(tf.constant(args.loop_steps)))
 
 
+def time_alternately(runners, rounds, use_xla):
+  """Calls each runner once untimed (tracing and compilation), then `rounds`
+  times each, swapping which goes first every round, so that machine noise
+  hits them alike.
+
+  Args:
+    runners: {name: a function that runs and syncs, returning a float}.
+
+  Returns:
+    {name: [seconds of each timed call]}.
+  """
+  for name, run in runners.items():
+    start = time.perf_counter()
+    value = run()
+    print(f"  {name}: first call (trace{' + XLA' if use_xla else ''}) "
+          f"{time.perf_counter() - start:.1f} s, returned {value:.3f}",
+          flush=True)
+  seconds = {name: [] for name in runners}
+  for round_index in range(rounds):
+    order = list(runners)[::-1 if round_index % 2 else 1]
+    for name in order:
+      start = time.perf_counter()
+      runners[name]()
+      seconds[name].append(time.perf_counter() - start)
+  return seconds
+
+
+def examples_per_sec(args, runners, use_xla):
+  """Examples/sec of runners that each process loop_steps batches of
+  batch_size a call, over args.rounds alternating calls."""
+  seconds = time_alternately(runners, args.rounds, use_xla)
+  examples = args.rounds * args.loop_steps * args.batch_size
+  return {name: examples / sum(value) for name, value in seconds.items()}
+
+
 def measure(args, path, dtype, use_xla):
+  """Pretraining examples/sec of bert_tf and Model Garden on the records."""
+  dataset = pretraining_dataset([path], args.seq_length, args.num_predictions,
+                                args.batch_size, is_training=True)
   with tempfile.TemporaryDirectory() as output_dir:
     runners = {
-        "bert_tf": bert_tf_runner(args, path, dtype, use_xla, output_dir),
+        "bert_tf": bert_tf_runner(
+            args, lambda: bert_tf.BertPretrainer(
+                pretrainer_step.bert_tf_config(args)),
+            PretrainingObjective(), dataset, dtype, use_xla, output_dir),
         "model_garden": model_garden_runner(args, path, dtype, use_xla)}
-    for name, run in runners.items():
-      start = time.perf_counter()
-      loss = run()
-      print(f"  {name}: first loop (trace{' + XLA' if use_xla else ''}) "
-            f"{time.perf_counter() - start:.1f} s, loss {loss:.3f}",
-            flush=True)
-    seconds = {name: 0.0 for name in runners}
-    for round_index in range(args.rounds):
-      order = list(runners)[::-1 if round_index % 2 else 1]
-      for name in order:
-        start = time.perf_counter()
-        runners[name]()
-        seconds[name] += time.perf_counter() - start
-  examples = args.rounds * args.loop_steps * args.batch_size
-  return {name: examples / value for name, value in seconds.items()}
+    return examples_per_sec(args, runners, use_xla)
 
 
 def main():
