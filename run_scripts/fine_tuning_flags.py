@@ -30,6 +30,13 @@ flags.DEFINE_float(
     "warmup_proportion", 0.1,
     "Proportion of training to perform linear learning rate warmup for. "
     "E.g., 0.1 = 10% of training.")
+flags.DEFINE_bool(
+    "bucket_by_length", False,
+    "Train on batches of features of similar length, each run at its own "
+    "length: faster, but batches are no longer mixed in length, so a run "
+    "differs from the original's. Evaluation and prediction always run so, "
+    "with the same outputs; run_squad's, whose n-best lists rank padding "
+    "positions as the original's do, only with this flag.")
 # --help lists the tokenizer and training flags with the fine-tuning ones.
 flags.adopt_module_key_flags(tokenizer_flags)
 flags.adopt_module_key_flags(training_flags)
@@ -52,7 +59,8 @@ def run(task):
       predict_batch_size=FLAGS.predict_batch_size,
       learning_rate=FLAGS.learning_rate,
       num_train_epochs=FLAGS.num_train_epochs,
-      warmup_proportion=FLAGS.warmup_proportion, export_dir=FLAGS.export_dir,
+      warmup_proportion=FLAGS.warmup_proportion,
+      bucket_by_length=FLAGS.bucket_by_length, export_dir=FLAGS.export_dir,
       export_text=FLAGS.export_signatures == "all",
       optimizer=FLAGS.optimizer, seed=FLAGS.seed,
       training=training_flags.options(num_train_steps=0))

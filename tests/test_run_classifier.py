@@ -98,6 +98,20 @@ def test_fine_tuning_learns_the_task(sentiment_run):
   assert float(results["eval_accuracy"]) >= 0.9
 
 
+def test_bucket_by_length_learns_the_task_as_well(sentiment_run, tmp_path):
+  """--bucket_by_length trains on batches of one length each: the task is
+  learned as well (dev accuracy within noise of the mixed batches')."""
+  fixed_run, _ = sentiment_run
+  result = classify(tmp_path, str(fixed_run / "data"), do_train=True,
+                    do_eval=True, bucket_by_length=True)
+  assert result.returncode == 0, result.stderr
+  accuracy = {run: float(read_results(
+      run / "output" / "eval_results.txt")["eval_accuracy"])
+              for run in (fixed_run, tmp_path)}
+  assert accuracy[tmp_path] >= 0.9
+  assert abs(accuracy[tmp_path] - accuracy[fixed_run]) <= 0.05, accuracy
+
+
 def test_test_results_and_submission_file(sentiment_run):
   tmp_path, test_texts = sentiment_run
   lines = (tmp_path / "output" / "test_results.tsv").read_text().splitlines()

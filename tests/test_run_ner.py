@@ -79,6 +79,21 @@ def test_fine_tuning_learns_the_entities(ner_run):
                            for figure in ("f1", "precision", "recall")])
 
 
+def test_bucket_by_length_learns_the_entities_as_well(ner_run, tmp_path):
+  """--bucket_by_length cuts the per-position labels with the inputs:
+  the entities are learned as well."""
+  fixed_dir, flag_values = ner_run
+  flag_values = {name: value for name, value in flag_values.items()
+                 if name != "export_dir"}
+  run_ner({**flag_values, "output_dir": tmp_path / "output",
+           "do_predict": False, "bucket_by_length": True})
+  f1 = {directory: float(read_results(
+      directory / "output" / "eval_results.txt")["eval_f1"])
+        for directory in (fixed_dir, tmp_path)}
+  assert f1[tmp_path] >= 0.9
+  assert abs(f1[tmp_path] - f1[fixed_dir]) <= 0.05, f1
+
+
 @pytest.mark.parametrize("split,file_name,results_name", [
     ("dev", "eng.testa", "eval_results.txt"),
     ("test", "eng.testb", "test_results.txt")])

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -15,11 +16,15 @@ import tensorflow as tf
 import bert_tf
 from bert_tf import tokenization
 from bert_tf.data import squad, squad_features
+from bert_tf.data.squad_answers import AnswerOptions
 from bert_tf.models import BertSpanLabeler
+from bert_tf.tasks.squad import SquadTask
+from bert_tf.training.predictor import Predictor
 from tests.helpers import (FINE_TUNING_FLAGS,
                            assert_cases_fail_before_writing,
                            assert_help_lists, run_script, run_script_cases,
-                           run_two_workers, tiny_config, SHARED_DIR)
+                           run_two_workers, save_listed_checkpoint,
+                           tiny_config, SHARED_DIR)
 from tests.serving import serve_as_documented, serve_export
 from tests.squad_fixtures import DEMO_VOCAB, synthetic_squad
 
@@ -83,6 +88,23 @@ def test_it_learns_and_scores_the_dev_set(squad_run):
       "bert/pooler/dense/kernel/adam_m") == 0)
 
 
+def test_bucket_by_length_learns_as_well(squad_run, tmp_path):
+  """--bucket_by_length (here with micro-batches, which split batches of
+  any length): each span softmax covers its batch's length instead of
+  max_seq_length, and the task is learned as well."""
+  result = run_script("run_squad.py", common_flags(
+      squad_run, train_file=squad_run / "train.json",
+      predict_file=squad_run / "dev.json", output_dir=tmp_path / "output",
+      do_train=True, do_predict=True, train_batch_size=16,
+      learning_rate=1e-3, num_train_epochs=4, iterations_per_loop=40,
+      seed=1, bucket_by_length=True, gradient_accumulation_steps=2))
+  assert result.returncode == 0, result.stderr[-3000:]
+  f1 = {run: float(read_results(run / "output" / "eval_results.txt")["f1"])
+        for run in (squad_run, tmp_path)}
+  assert f1[tmp_path] >= 90.0
+  assert abs(f1[tmp_path] - f1[squad_run]) <= 5.0, f1
+
+
 def test_training_features_are_written_as_the_original(squad_run):
   tokenizer = tokenization.FullTokenizer(DEMO_VOCAB, True)
   features = squad_features.convert_examples_to_features(
@@ -140,6 +162,45 @@ def test_two_workers_predict_what_one_did(squad_run, tmp_path):
   for qas_id, nbest in theirs[0].items():
     assert [entry["text"] for entry in ours[0][qas_id]] == [
         entry["text"] for entry in nbest]
+
+
+def test_n_best_lists_rank_every_position_unless_bucketed(squad_run,
+                                                         tmp_path):
+  """As the original, predictions rank a window's logits over all of
+  max_seq_length, padding included (a random model's padding logits take
+  many n-best places): run_squad predicts at full length, and at each
+  batch's own length only with --bucket_by_length."""
+  config = bert_tf.BertConfig.from_json_file(
+      str(squad_run / "bert_config.json"))
+  keras.utils.set_random_seed(3)
+  model = BertSpanLabeler(config)
+  save_listed_checkpoint(model, tmp_path / "random", 0)
+  task = SquadTask(None, str(squad_run / "dev.json"),
+                   doc_stride=SEQ["doc_stride"],
+                   max_query_length=SEQ["max_query_length"],
+                   answer_options=AnswerOptions(version_2_with_negative=True))
+  examples = task.read_examples("predict")
+  tokenizer = tokenization.FullTokenizer(DEMO_VOCAB, True)
+  features = task.convert_examples("predict", examples, tokenizer,
+                                   SEQ["max_seq_length"])
+  predictor = Predictor(tf.distribute.get_strategy(), model)
+  texts = {}
+  for by_length in (False, True):
+    answers = task.decode("predict", examples, features, predictor.predict(
+        features, 16, by_length=by_length), tokenizer)
+    texts[by_length] = {qas_id: [entry["text"] for entry in nbest]
+                        for qas_id, nbest in answers.nbest.items()}
+  assert texts[False] != texts[True]
+  for by_length in (False, True):
+    output_dir = tmp_path / f"by_length_{by_length}"
+    result = run_script("run_squad.py", common_flags(
+        squad_run, predict_file=squad_run / "dev.json", do_predict=True,
+        init_checkpoint=tmp_path / "random", output_dir=output_dir,
+        bucket_by_length=by_length))
+    assert result.returncode == 0, result.stderr[-3000:]
+    nbest = json.loads((output_dir / "nbest_predictions.json").read_text())
+    assert {qas_id: [entry["text"] for entry in entries]
+            for qas_id, entries in nbest.items()} == texts[by_length]
 
 
 def test_the_export_serves_the_models_logits(squad_run):

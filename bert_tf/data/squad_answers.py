@@ -74,13 +74,16 @@ def predict_answers(examples, features, start_logits, end_logits, tokenizer,
       was given them.
     features: its features (input_ids, example_index, token_to_orig,
       token_is_max_context).
-    start_logits, end_logits: [num_features, max_seq_length] float32.
+    start_logits, end_logits: [num_features, max_seq_length] float32; -inf
+      past a feature's real tokens where they were not computed (a batch
+      run at its own length, Predictor).
     tokenizer: the tokenization.FullTokenizer that made the features (its
       do_lower_case is get_final_text's, as in the original).
     options: AnswerOptions.
   """
+  real = features["input_mask"] > 0
   for name, logits in (("start", start_logits), ("end", end_logits)):
-    if not np.isfinite(logits).all():
+    if not np.isfinite(logits[real]).all():
       raise ValueError(f"the model's {name} logits are not all finite (has "
                        f"training diverged?)")
   candidates = _Candidates(features, start_logits, end_logits, len(examples),

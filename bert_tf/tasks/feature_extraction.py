@@ -23,7 +23,6 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf import checkpoints, export, file_io, output_paths, tokenization
-from bert_tf.data import batching
 from bert_tf.data.features_jsonl import jsonl_line
 from bert_tf.data.text_inputs import encode_texts
 from bert_tf.data.text_lines import read_lines
@@ -39,11 +38,9 @@ logger = logging.getLogger(__name__)
 
 JSONL, NPZ = "jsonl", "npz"
 # Lines are sorted by length within chunks of _CHUNK_BATCHES batches, so
-# that each batch runs at its own longest length (a multiple of
-# _BUCKET_WIDTH); a chunk's layers are held in memory until written in
-# order.
+# that each batch runs at its own length (batching.bucket_length); a
+# chunk's layers are held in memory until written in order.
 _CHUNK_BATCHES = 16
-_BUCKET_WIDTH = 8
 # Progress is logged every this many lines.
 _LOG_EVERY = 1000
 # Lines predicted and not yet written, at most.
@@ -185,10 +182,9 @@ def _predicted_lines(predictor, features, tokenizer, num_layers,
                      batch_size):
   """Yields (tokens, float32 [layers, tokens, hidden]) per line, in input
   order."""
-  batches = batching.length_bucketed_batches(features, batch_size,
-                                             _BUCKET_WIDTH, _CHUNK_BATCHES)
   lengths = features["input_mask"].sum(axis=1)
-  for index, outputs in predictor.predict_in_order(batches):
+  for index, outputs in predictor.predict_in_order(features, batch_size,
+                                                   _CHUNK_BATCHES):
     length = lengths[index]
     yield (tokenizer.convert_ids_to_tokens(
         features["input_ids"][index, :length].tolist()),

@@ -46,6 +46,9 @@ class FineTuningOptions:
   learning_rate: float = 5e-5
   num_train_epochs: float = 3.0
   warmup_proportion: float = 0.1
+  # Train on batches of features of similar length, each cut to its own
+  # length (and predict so a task whose padding outputs matter).
+  bucket_by_length: bool = False
   export_dir: Optional[str] = None
   # False: the export has serving_default alone, for servers without
   # TensorFlow Text's ops.
@@ -106,13 +109,14 @@ def run_fine_tuning(task, options, strategy):
     # same ones an unbroken run reads, given --seed), not the first ones.
     trainer.train(batching.training_dataset(
         features[task.train_split], options.train_batch_size,
-        options.seed).skip(trainer.global_step))
+        options.seed, options.bucket_by_length).skip(trainer.global_step))
 
   predictor = Predictor(strategy, trainer.model, options.training.use_xla)
 
   def predict(split, batch_size):
     return predictor.predict(
-        batching.prediction_batches(features[split], batch_size))
+        features[split], batch_size,
+        by_length=options.bucket_by_length or not task.padding_outputs_matter)
 
   def evaluate(split, predictions, batch_size):
     return {"global_step": trainer.global_step, **task.evaluate(

@@ -33,6 +33,10 @@ class SquadTask(FineTuningTask):
   eval_splits = ()
   predict_splits = ("predict",)
   objective = SpanObjective()
+  # The original takes each window's n_best_size highest start and end
+  # logits over all of max_seq_length, padding included: a padding
+  # position among them leaves a real one out of the n-best list.
+  padding_outputs_matter = True
 
   def __init__(self, train_file, predict_file, doc_stride=128,
                max_query_length=64, answer_options=None):

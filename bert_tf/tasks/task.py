@@ -18,11 +18,17 @@ class FineTuningTask(abc.ABC):
     train_split: the split trained on.
     eval_splits: the splits --do_eval evaluates, in order.
     predict_splits: the splits --do_predict predicts, in order.
+    padding_outputs_matter: whether decode's result can depend on the
+      outputs at padding positions (SQuAD's, as the original ranks every
+      position of a window for its n-best list). The runner predicts such a
+      task at full length, unless asked to bucket by length: a batch run at
+      its own length computes no outputs past it.
   """
 
   train_split = "train"
   eval_splits = ("dev",)
   predict_splits = ("test",)
+  padding_outputs_matter = False
 
   @abc.abstractmethod
   def input_files(self, split):

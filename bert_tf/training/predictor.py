@@ -2,15 +2,18 @@
 
 Prediction needs no optimizer and no checkpoints: a task predicts its dev
 and test sets with the model it trained, extract_features with a model it
-only loaded. Each replica computes its share of every numpy batch; the
-shares are gathered and put back in input order by the features'
-FEATURE_INDEX (bert_tf.data.batching), and the rows padding added
-(is_real_example 0) are dropped.
+only loaded. Features are grouped by length and each batch runs at its own
+length (bert_tf.data.batching.length_bucketed_batches): real text is mostly
+far shorter than max_seq_length, and padding changes no real position's
+output. Each replica computes its share of every numpy batch; the shares
+are gathered and put back in input order by the features' FEATURE_INDEX,
+and the rows padding added (is_real_example 0) are dropped.
 """
 
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.data import batching
 from bert_tf.data.batching import FEATURE_INDEX, pad_to_batches
 
 _PASSED_THROUGH = (FEATURE_INDEX, "is_real_example")
@@ -32,29 +35,51 @@ class Predictor:
         lambda features: self.model(features, training=False),
         jit_compile=use_xla)
 
-  def predict(self, batches):
-    """The model's outputs for all batches, in input order.
+  def predict(self, features, batch_size, by_length=True):
+    """The model's outputs for every feature, in input order.
 
     Args:
-      batches: global batches of numpy features including FEATURE_INDEX
-        (int32) and is_real_example, as bert_tf.data.batching.
-        prediction_batches makes them.
+      features: {name: numpy array}, one row per feature, with
+        is_real_example.
+      batch_size: the global batch size.
+      by_length: run each batch at its own length
+        (batching.length_bucketed_batches): the same outputs in fewer
+        steps. False runs every batch at the features' full length.
 
     Returns:
       The model's output structure (dicts, lists of layers, ...) with numpy
-      arrays [number of real features, ...] as leaves.
+      arrays [number of real features, ...] as leaves, at the features' full
+      length: positions past a batch's own length, which no real token
+      reaches, hold -inf (0 for integers).
     """
-    outputs, indexes = zip(*self.predict_batches(batches))
+    if by_length:
+      batches = batching.length_bucketed_batches(features, batch_size)
+    else:
+      batches = batching.prediction_batches(features, batch_size)
+    full_length = features["input_ids"].shape[-1]
+    outputs, indexes, position_axes = [], [], None
+    for batch in batches:
+      batch_outputs, batch_indexes = self._predict_batch(batch)
+      if batch["input_ids"].shape[-1] < full_length:
+        position_axes = position_axes or self._position_axes(batch)
+        batch_outputs = tf.nest.pack_sequence_as(batch_outputs, [
+            _padded(value, axes, full_length) for value, axes in
+            zip(tf.nest.flatten(batch_outputs), position_axes)])
+      outputs.append(batch_outputs)
+      indexes.append(batch_indexes)
     order = np.argsort(np.concatenate(indexes), kind="stable")
     return tf.nest.map_structure(
         lambda *parts: np.concatenate(parts)[order], *outputs)
 
-  def predict_in_order(self, batches):
-    """Yields (FEATURE_INDEX, that feature's outputs) for 0, 1, 2, ...:
-    for batches out of order (batching.length_bucketed_batches), holding
-    back only the features that come early."""
+  def predict_in_order(self, features, batch_size, chunk_batches):
+    """Yields (feature index, that feature's outputs) for 0, 1, 2, ...,
+    each at its batch's own length: the features are sorted by length
+    within chunks of chunk_batches batches, so at most a chunk's outputs
+    are held back at a time."""
     pending, next_index = {}, 0
-    for outputs, indexes in self.predict_batches(batches):
+    for batch in batching.length_bucketed_batches(features, batch_size,
+                                                  chunk_batches):
+      outputs, indexes = self._predict_batch(batch)
       for row, index in enumerate(indexes.tolist()):
         pending[index] = tf.nest.map_structure(
             lambda value, row=row: value[row], outputs)
@@ -62,15 +87,29 @@ class Predictor:
         yield next_index, pending.pop(next_index)
         next_index += 1
 
-  def predict_batches(self, batches):
-    """Yields, per batch, (outputs, their FEATURE_INDEX values) as numpy,
-    the real features' rows only."""
-    for batch in batches:
-      outputs, passed = self._predict_step(self._distributed(batch))
-      keep = passed["is_real_example"].numpy() > 0
-      yield (tf.nest.map_structure(lambda value: value.numpy()[keep],
-                                   outputs),
-             passed[FEATURE_INDEX].numpy()[keep])
+  def _predict_batch(self, batch):
+    """(outputs, their FEATURE_INDEX values) of one numpy batch, the real
+    features' rows only."""
+    outputs, passed = self._predict_step(self._distributed(batch))
+    keep = passed["is_real_example"].numpy() > 0
+    return (tf.nest.map_structure(lambda value: value.numpy()[keep], outputs),
+            passed[FEATURE_INDEX].numpy()[keep])
+
+  def _position_axes(self, batch):
+    """The axes of each output (in tf.nest.flatten order) that run along
+    the input's positions: those of unknown size when the model is traced
+    for an unknown length."""
+    sequence_shape = batch["input_ids"].shape[1:]
+    specs = {name: tf.TensorSpec(
+        (None,) + (value.shape[1:-1] + (None,)
+                   if value.shape[1:] == sequence_shape else value.shape[1:]),
+        value.dtype) for name, value in batch.items()}
+    with self.strategy.scope():
+      outputs = self._model_outputs.get_concrete_function(
+          specs).structured_outputs
+    return [[axis for axis in range(1, output.shape.rank)
+             if output.shape[axis] is None]
+            for output in tf.nest.flatten(outputs)]
 
   def _distributed(self, batch):
     """A global batch as each replica's consecutive share (rows of
@@ -87,8 +126,9 @@ class Predictor:
     return self.strategy.experimental_distribute_values_from_function(
         replica_share)
 
-  # Batches of several lengths (batching.length_bucketed_batches): from the
-  # second length on, one trace with a None sequence axis serves them all.
+  # Batches of several lengths: from the second length on, one trace with a
+  # None sequence axis serves them all (with XLA, _model_outputs still
+  # compiles each of bucket_length's few lengths).
   @tf.function(reduce_retracing=True)
   def _predict_step(self, features):
     outputs = self.strategy.run(self._replica_outputs, args=(features,))
@@ -98,3 +138,17 @@ class Predictor:
   def _replica_outputs(self, features):
     passed = {name: features[name] for name in _PASSED_THROUGH}
     return self._model_outputs(features), passed
+
+
+def _padded(value, axes, length):
+  """value with each of `axes` filled out to `length`: -inf for floats
+  (never a candidate where positions are ranked, as SQuAD's), else 0."""
+  if not axes:
+    return value
+  shape = list(value.shape)
+  for axis in axes:
+    shape[axis] = length
+  fill = -np.inf if np.issubdtype(value.dtype, np.floating) else 0
+  padded = np.full(shape, fill, value.dtype)
+  padded[tuple(slice(0, size) for size in value.shape)] = value
+  return padded

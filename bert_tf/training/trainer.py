@@ -212,8 +212,7 @@ class Trainer:
     else:
       micro_batches = tf.nest.map_structure(
           lambda tensor: tf.reshape(
-              tensor, [accumulation, -1] + tensor.shape[1:].as_list()),
-          features)
+              tensor, [accumulation, -1] + _dims(tensor)[1:]), features)
       gradients, sums = self._gradients(
           tf.nest.map_structure(lambda tensor: tensor[0], micro_batches),
           denominators)
@@ -309,6 +308,13 @@ def create_trainer(strategy, build_model, objective, output_dir, options,
     trainer.check_batch_size(train_batch_size)
   trainer.restore(init_checkpoint)
   return trainer
+
+
+def _dims(tensor):
+  """tensor's shape: its static dimensions, tensors for the unknown ones (a
+  batch's length, when batches are cut to their own)."""
+  return [dim if dim is not None else tf.shape(tensor)[axis]
+          for axis, dim in enumerate(tensor.shape.as_list())]
 
 
 def _summed(step, num_steps):
