@@ -10,11 +10,12 @@ What it measures: the wall time of one training step (forward pass, masked-LM
     tf_keras.optimizers.Adam,
 
 built from the same config and fed the same synthetic batch (numpy, fixed
-seed). Both stacks import cleanly into one process, so they run side by side:
-each is traced/compiled and warmed up for --warmup_steps, then the timed steps
-alternate between the two (swapping which goes first every round) so that
-machine noise hits both alike. Each step is synchronised by fetching the loss
-(`float(loss)`).
+seed). Each stack runs in a process of its own (in one process, each
+disturbs the other's memory, caches and thread pools), traced/compiled and
+warmed up for --warmup_steps; then the timed steps alternate between the two
+processes, one at a time (swapping which goes first every round), so that
+the machine's drift hits both alike. Each step is synchronised by fetching
+the loss (`float(loss)`).
 
 The two models have the same parameters: Model Garden's next-sentence head is
 a Dense(2) on the encoder's pooled output, as in the original BERT and in
@@ -43,6 +44,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 import warnings
@@ -96,6 +98,8 @@ def parse_args():
                       help="compile the train steps with XLA")
   parser.add_argument("--output_json", default=None,
                       help="also write the results to this file")
+  parser.add_argument("--worker", choices=sorted(BUILDERS),
+                      help=argparse.SUPPRESS)
   args = parser.parse_args()
   if args.warmup_steps < 1 or args.steps < 1:
     parser.error("--warmup_steps and --steps must be at least 1")
@@ -271,34 +275,66 @@ def summarise(step_ms, batch_size):
   }
 
 
-def main():
-  args = parse_args()
+BUILDERS = {"bert_tf": build_bert_tf_step,
+            "model_garden": build_model_garden_step}
+
+
+def run_worker(args):
+  """--worker=NAME: builds that stack's step and warms it up, reports it as
+  a line of JSON, then runs one step for each line read on stdin and
+  answers its milliseconds."""
   keras.utils.set_random_seed(SEED)  # Python, NumPy and TensorFlow seeds.
   batch = {name: tf.constant(value) for name, value in make_batch(args).items()}
-  builders = {"bert_tf": build_bert_tf_step,
-              "model_garden": build_model_garden_step}
-
-  results = {}
-  steps = {}
-  for name, build in builders.items():
-    steps[name], num_params = build(args, batch)
+  step, num_params = BUILDERS[args.worker](args, batch)
+  start = time.perf_counter()
+  first_loss = float(step(batch))
+  first_step_s = time.perf_counter() - start
+  for _ in range(args.warmup_steps - 1):
+    float(step(batch))
+  print(json.dumps({"num_params": num_params, "first_loss": first_loss,
+                    "first_step_s": first_step_s}), flush=True)
+  for _ in sys.stdin:
     start = time.perf_counter()
-    first_loss = float(steps[name](batch))
-    first_step_s = time.perf_counter() - start
-    for _ in range(args.warmup_steps - 1):
-      float(steps[name](batch))
-    results[name] = {"num_params": num_params, "first_loss": first_loss,
-                     "first_step_s": first_step_s, "step_ms": []}
-    print(f"{name}: {num_params:,} parameters, first step (trace"
-          f"{' + XLA compile' if args.jit_compile else ''}) "
-          f"{first_step_s:.1f} s, loss {first_loss:.4f}", flush=True)
+    float(step(batch))
+    print(1000 * (time.perf_counter() - start), flush=True)
 
+
+def start_worker(args, name):
+  """A process of this script timing one stack (run_worker), once it is
+  ready, with what it reported."""
+  worker = subprocess.Popen(
+      [sys.executable, os.path.abspath(__file__), *sys.argv[1:],
+       f"--worker={name}"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+      text=True)
+  report = json.loads(worker.stdout.readline())
+  print(f"{name}: {report['num_params']:,} parameters, first step (trace"
+        f"{' + XLA compile' if args.jit_compile else ''}) "
+        f"{report['first_step_s']:.1f} s, loss {report['first_loss']:.4f}",
+        flush=True)
+  return worker, {**report, "step_ms": []}
+
+
+def main():
+  args = parse_args()
+  if args.worker:
+    run_worker(args)
+    return
+  # Each stack runs in a process of its own (neither's memory, caches and
+  # thread pools disturb the other's), one at a time: the timed steps
+  # alternate between them, so that the machine's drift hits both alike.
+  workers, results = {}, {}
+  for name in BUILDERS:
+    workers[name], results[name] = start_worker(args, name)
   for round_index in range(args.steps):
-    order = list(steps) if round_index % 2 == 0 else list(steps)[::-1]
+    order = list(workers) if round_index % 2 == 0 else list(workers)[::-1]
     for name in order:
-      start = time.perf_counter()
-      float(steps[name](batch))
-      results[name]["step_ms"].append(1000 * (time.perf_counter() - start))
+      workers[name].stdin.write("step\n")
+      workers[name].stdin.flush()
+      results[name]["step_ms"].append(float(
+          workers[name].stdout.readline()))
+  for worker in workers.values():
+    worker.stdin.close()
+    worker.wait()
 
   for result in results.values():
     result.update(summarise(result["step_ms"], args.batch_size))

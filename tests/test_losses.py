@@ -15,6 +15,17 @@ def test_masked_lm_loss_is_weighted_by_hand():
   np.testing.assert_allclose(loss, expected, rtol=1e-6)
 
 
+def test_logits_and_log_probabilities_give_the_same_loss():
+  logits = np.random.default_rng(0).normal(size=(2, 3, 7)).astype(np.float32)
+  log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+  ids = np.array([[0, 6, 3], [2, 2, 5]], np.int32)
+  expected = -np.take_along_axis(log_probs, ids[..., None], -1)[..., 0]
+  for scores in (logits, log_probs):
+    np.testing.assert_allclose(
+        bert_tf.losses.masked_lm_example_losses(scores, ids), expected,
+        rtol=1e-6)
+
+
 def test_masked_lm_loss_without_predictions_is_zero():
   loss = bert_tf.masked_lm_loss(np.log(np.full((1, 2, 3), 1 / 3, np.float32)),
                                 np.zeros((1, 2), np.int32),

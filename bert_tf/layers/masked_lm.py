@@ -1,6 +1,7 @@
 """The masked-LM head: the original's "cls/predictions" scope."""
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from bert_tf.layers.activations import get_activation
@@ -68,11 +69,15 @@ class MaskedLMHead(keras.layers.Layer):
     hidden = self.transform_activation(self.transform_dense(hidden))
     hidden = self.transform_layer_norm(hidden)
     table = ops.cast(embedding_table, hidden.dtype)
-    # A matmul, not an einsum: XLA compiles the einsum's gradient with respect
-    # to the [vocab_size, hidden_size] table several times slower on CPU.
-    logits = ops.matmul(hidden, ops.transpose(table))
+    # [batch_size * num_predictions, vocab_size]: a 2-D matmul against the
+    # table as stored (transpose_b), whose gradient is a matmul too; neither
+    # an einsum (XLA compiles its gradient several times slower on CPU) nor
+    # a transposed copy of the table each step.
+    logits = tf.matmul(ops.reshape(hidden, (-1, self.hidden_size)), table,
+                       transpose_b=True)
     logits += ops.cast(self.output_bias, logits.dtype)
-    return ops.cast(logits, "float32")
+    return ops.reshape(ops.cast(logits, "float32"), (
+        ops.shape(positions)[0], ops.shape(positions)[1], self.vocab_size))
 
   def get_config(self):
     config = super().get_config()

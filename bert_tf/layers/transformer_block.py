@@ -1,6 +1,7 @@
 """One post-LayerNorm transformer block, the original's "layer_N" scope."""
 
 import keras
+from keras import ops
 
 from bert_tf.layers.activations import get_activation
 from bert_tf.layers.attention import SelfAttention
@@ -83,18 +84,24 @@ class TransformerBlock(keras.layers.Layer):
 
     `input_mask` is [batch_size, seq_length], 1 for real tokens, 0 for padding.
     """
-    attention_output = self.attention(hidden_states, input_mask,
-                                      training=training)
+    shape = ops.shape(hidden_states)
+    # [batch_size * seq_length, width] from here on, as the original's
+    # transformer_model: each dense layer is then one matmul with its bias
+    # (fused by TensorFlow's graph optimiser), not a tensordot.
+    as_matrix = lambda tensor: ops.reshape(tensor, (-1, tensor.shape[-1]))
+    attention_output = as_matrix(self.attention(hidden_states, input_mask,
+                                                training=training))
     attention_output = self.attention_output_dense(attention_output)
     attention_output = self.dropout(attention_output, training=training)
     attention_output = self.attention_layer_norm(
-        attention_output + hidden_states)
+        attention_output + as_matrix(hidden_states))
 
     intermediate_output = self.intermediate_activation(
         self.intermediate_dense(attention_output))
     layer_output = self.output_dense(intermediate_output)
     layer_output = self.dropout(layer_output, training=training)
-    return self.output_layer_norm(layer_output + attention_output)
+    return ops.reshape(
+        self.output_layer_norm(layer_output + attention_output), shape)
 
   def get_config(self):
     config = super().get_config()

@@ -37,11 +37,8 @@ class PretrainingObjective:
   def loss_numerators(self, outputs, features):
     """{term: float32 scalar}: the summed per-example losses."""
     weights = ops.cast(features["masked_lm_weights"], "float32")
-    # From the logits: the fused cross-entropy is the same number as the
-    # original's -log_softmax[label], with a cheaper gradient.
-    masked_lm_losses = ops.sparse_categorical_crossentropy(
-        ops.cast(features["masked_lm_ids"], "int32"),
-        outputs["masked_lm_logits"], from_logits=True)
+    masked_lm_losses = losses.masked_lm_example_losses(
+        outputs["masked_lm_logits"], features["masked_lm_ids"])
     return {
         "masked_lm_loss": ops.sum(weights * masked_lm_losses),
         "next_sentence_loss": ops.sum(losses.next_sentence_example_losses(

@@ -91,12 +91,16 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
 
   def _clip_gradients(self, grads):
     # An embedding lookup's gradient is IndexedSlices whose repeated rows
-    # Keras would square one by one; the original clipped the summed,
-    # dense gradient, whose norm is what clipping must see.
+    # would be squared one by one; the original clipped the summed, dense
+    # gradient, whose norm is what clipping must see.
     grads = [tf.convert_to_tensor(grad)
              if isinstance(grad, tf.IndexedSlices) else grad
              for grad in grads]
-    return super()._clip_gradients(grads)
+    if not self.global_clipnorm:
+      return grads
+    # The original's call: its norm sums each gradient's l2_loss, one pass
+    # that writes no squared copy of the gradient (Keras' own squares each).
+    return tf.clip_by_global_norm(grads, self.global_clipnorm)[0]
 
   def _all_reduce_sum_gradients(self, grads_and_vars):
     return grads_and_vars  # already summed over replicas (see above)
