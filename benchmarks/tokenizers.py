@@ -6,8 +6,11 @@ Tokenises the same ~1 MB of English text (one line per text) with:
              in pure Python, as the original FullTokenizer.tokenize ran it
              (the reference: ratio 1);
   encode     FullTokenizer.encode, the same in pure Python with each word's
-             pieces remembered (what create_pretraining_data uses);
-  fast       FullTokenizer.encode_batch, the compiled path with exact fallback;
+             ids remembered, text by text, a fresh tokenizer each time;
+  many       FullTokenizer.encode_many, the same for the whole batch, on
+             every core (what create_pretraining_data uses), fresh;
+  compiled   FullTokenizer.encode_compiled, TensorFlow ops with exact
+             fallback, built and traced beforehand;
   in_graph   bert_tf.text.InGraphTokenizer called eagerly on batches, as a
              SavedModel's serving signature runs it;
   tf_text    tensorflow-text's stock BertTokenizer, for context only: it is
@@ -100,7 +103,7 @@ def main():
   in_graph = InGraphTokenizer(args.vocab_file, lower)
   stock = tf_text.BertTokenizer(args.vocab_file, lower_case=lower,
                                 token_out_type=tf.int64)
-  tokenizer.encode_batch(lines[:100])  # builds and traces the fast path
+  tokenizer.encode_compiled(lines[:100])  # builds and traces it
   in_graph(tf.constant(lines[:100]))
   stock.tokenize(tf.constant(lines[:100]))
 
@@ -122,7 +125,9 @@ def main():
   paths = {
       "exact": exact,
       "encode": encode,
-      "fast": lambda: tokenizer.encode_batch(lines),
+      "many": lambda: tokenization.FullTokenizer(
+          args.vocab_file, lower).encode_many(lines),
+      "compiled": lambda: tokenizer.encode_compiled(lines),
       "in_graph": graph_path(in_graph),
       "tf_text": graph_path(
           lambda batch: stock.tokenize(batch).merge_dims(1, 2)),

@@ -8,12 +8,17 @@ from Python's and from Unicode's usual ones in ways that change tokens (e.g.
 "$" and "^" are punctuation here, Zl/Zp split words only through str.split).
 """
 
+import itertools
 import os
 import re
+import sys
+import unicodedata
 
+from bert_tf import collector, forked
 # The shared rules are part of the original module's API.
 from bert_tf.tokenization_rules import (  # pylint: disable=unused-import
     CJK_RANGES, MAX_INPUT_CHARS_PER_WORD, UNK_TOKEN, cleaned_char,
+    code_point_ranges,
     convert_to_unicode, is_chinese_char, is_control, is_punctuation,
     is_whitespace, load_vocab, strip_accents)
 
@@ -21,6 +26,16 @@ from bert_tf.tokenization_rules import (  # pylint: disable=unused-import
 _FAST_BATCH_SIZE = 16384
 # Words FullTokenizer remembers the pieces of before it starts afresh.
 _MAX_CACHED_WORDS = 1 << 20
+# encode_many shares a batch of this many characters or more among
+# processes: below, forking and returning the ids cost more than they save.
+_PARALLEL_MIN_CHARS = 1 << 20
+# encode_batch builds the compiled path for a batch of this many characters
+# or more: on 2 cores it encodes about 11 MB/s of multilingual text where
+# encode_many encodes about 5, so it pays for building (about 2 s) from
+# some 16M characters, and for importing TensorFlow first (5 s more) from
+# some 64M (measured by benchmarks/tokenizers.py).
+_COMPILE_MIN_CHARS = 1 << 24
+_IMPORT_MIN_CHARS = 1 << 26
 
 # Names of the released checkpoints the original knew the casing of.
 _LOWER_CASED_MODELS = ("uncased_L-24_H-1024_A-16", "uncased_L-12_H-768_A-12",
@@ -107,27 +122,44 @@ class WordpieceTokenizer:
     self.vocab = vocab
     self.unk_token = unk_token
     self.max_input_chars_per_word = max_input_chars_per_word
+    # "##" pieces by what follows the "##", looked up without building
+    # "##" + text for every candidate.
+    self._continuations = {token[2:]: token for token in vocab
+                           if token.startswith("##") and len(token) > 2}
+    # The longest piece that can match at a word's start and after it: the
+    # search for the longest match starts there, not at the word's end.
+    self._longest_first = max(map(len, vocab), default=0)
+    self._longest_continuation = max(map(len, self._continuations),
+                                     default=0)
 
   def tokenize(self, text):
     output_tokens = []
     for word in whitespace_tokenize(convert_to_unicode(text)):
-      output_tokens.extend(self._word_pieces(word))
+      output_tokens.extend(self.word_pieces(word))
     return output_tokens
 
-  def _word_pieces(self, word):
-    if len(word) > self.max_input_chars_per_word:
+  def word_pieces(self, word):
+    """The pieces of one whitespace-free word: greedy longest match."""
+    length = len(word)
+    if length > self.max_input_chars_per_word:
       return [self.unk_token]
-    pieces = []
-    start = 0
-    while start < len(word):
-      for end in range(len(word), start, -1):
-        piece = word[start:end] if start == 0 else "##" + word[start:end]
-        if piece in self.vocab:
-          pieces.append(piece)
-          start = end
-          break
-      else:
+    if word in self.vocab:  # the common case: the word is one piece
+      return [word]
+    end = min(length, self._longest_first)
+    while end and word[:end] not in self.vocab:
+      end -= 1
+    if not end:
+      return [self.unk_token]
+    pieces = [word[:end]]
+    continuations = self._continuations
+    while end < length:
+      start = end
+      end = min(length, start + self._longest_continuation)
+      while end > start and word[start:end] not in continuations:
+        end -= 1
+      if end == start:
         return [self.unk_token]
+      pieces.append(continuations[word[start:end]])
     return pieces
 
 
@@ -135,15 +167,13 @@ class FullTokenizer:
   """BasicTokenizer then WordpieceTokenizer, over a vocab.txt.
 
   `tokenize` and `encode` compute the original's result in pure Python,
-  remembering the pieces of each whitespace-separated word: after the
-  per-character cleaning (one str.translate) every word is tokenised
-  independently of the rest of the text, so a repeated word costs a lookup.
-  `tokenize_batch` and `encode_batch` give identical results for many texts
-  at once through the compiled in-graph tokenizer
-  (bert_tf.text.InGraphTokenizer), falling back to the Python path for any
-  text whose result the compiled path cannot guarantee (lone surrogates;
-  characters whose lower-casing differs between Python's and TensorFlow's
-  Unicode versions and that the vocabulary covers).
+  remembering the result of each whitespace-separated word (after cleaning,
+  every word is tokenised independently of the rest of the text, so a
+  repeated word costs a lookup) and doing each per-character step as one
+  str.translate. `encode_many` does so for many texts, on every core for a
+  large batch; `encode_compiled` through TensorFlow ops (the in-graph
+  tokenizer); `encode_batch` (and `tokenize_batch`) takes whichever is
+  faster for the batch. All give identical results.
 
   Example:
     >>> tokenizer = FullTokenizer("vocab.txt", do_lower_case=True)
@@ -160,65 +190,118 @@ class FullTokenizer:
     self.inv_vocab = {index: token for token, index in self.vocab.items()}
     self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case)
     self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
-    self._in_graph = None  # built on first use of the fast path
+    self._in_graph = None  # built on first use of the compiled path
     self._compiled = None
-    self._cleaning = {}  # str.translate table of cleaned_char
-    self._classified = set()
-    self._classify_chars(chr(code) for code in range(128))
-    self._word_pieces = {}
+    self._chars = _CharacterTables()
+    # Cleaned word -> its basic tokens, its pieces, their ids; a basic token
+    # -> its pieces (many words share tokens: "word," and "word").
     self._word_tokens = {}
+    self._word_pieces = {}
+    self._word_ids = {}
+    self._token_pieces = {}
 
   def tokenize(self, text):
-    return self._per_word(text, self._word_pieces, self._pieces_of)
+    return self._per_word([text], self._word_pieces, self._pieces_of)[0]
 
   def basic_tokenize(self, text):
     """basic_tokenizer.tokenize(text), as fast as tokenize (SQuAD aligns
     its answers with it, as the original's get_final_text)."""
-    return self._per_word(text, self._word_tokens,
-                          self.basic_tokenizer.tokenize_word)
-
-  def _per_word(self, text, cache, tokenize_word):
-    """tokenize_word of each cleaned word of text, concatenated; each word's
-    result remembered in cache."""
-    text = convert_to_unicode(text)
-    if not text.isascii():
-      self._classify_chars(set(text) - self._classified)
-    tokens = []
-    for word in text.translate(self._cleaning).split():
-      word_tokens = cache.get(word)
-      if word_tokens is None:
-        word_tokens = _remember(cache, word, tokenize_word(word))
-      tokens.extend(word_tokens)
-    return tokens
+    return self._per_word([text], self._word_tokens, self._basic_tokens)[0]
 
   def encode(self, text):
     """convert_tokens_to_ids(tokenize(text))."""
-    return self.convert_tokens_to_ids(self.tokenize(text))
+    return self._per_word([text], self._word_ids, self._ids_of)[0]
 
-  def _classify_chars(self, chars):
-    """Adds the characters' cleaned_char to the cleaning table."""
-    for char in chars:
-      cleaned = cleaned_char(char)
-      if cleaned != char:
-        self._cleaning[ord(char)] = cleaned
-      self._classified.add(char)
+  def encode_many(self, texts, processes=None):
+    """[encode(text) for text in texts], in pure Python (no TensorFlow).
+
+    A batch of _PARALLEL_MIN_CHARS characters or more is shared among
+    `processes` processes (default: one per core): this one and forks of
+    it (forked.map_chunks), each with its own word cache (what the forks
+    learn is not kept here).
+    """
+    texts = [convert_to_unicode(text) for text in texts]
+    processes = processes or os.cpu_count() or 1
+    with collector.paused():
+      if (processes > 1 and len(texts) > 1 and forked.can_fork()
+          and sum(map(len, texts)) >= _PARALLEL_MIN_CHARS):
+        return forked.map_chunks(self._encode_in_this_process, texts,
+                                 processes)
+      return self._encode_in_this_process(texts)
+
+  def _encode_in_this_process(self, texts):
+    """encode of each str text, in this process."""
+    return self._per_word(texts, self._word_ids, self._ids_of)
+
+  def _per_word(self, texts, cache, tokenize_word):
+    """For each text, tokenize_word of each of its cleaned words,
+    concatenated; each word's result remembered in cache. One loop for a
+    whole batch: per text, it costs little more than the split."""
+    cleaned = self._chars.cleaned
+    remembered = cache.get
+    results = []
+    for text in texts:
+      words = cleaned(convert_to_unicode(text)).split()
+      # Looked up in C (map, all, chain): a text of known words never runs
+      # a Python loop over its words.
+      word_tokens = list(map(remembered, words))
+      if not all(word_tokens):  # a word not seen yet (or of no tokens)
+        for index, word in enumerate(words):
+          if word_tokens[index] is None:
+            word_tokens[index] = _remember(cache, word, tokenize_word(word))
+      results.append(list(itertools.chain.from_iterable(word_tokens)))
+    return results
+
+  def _basic_tokens(self, word):
+    """BasicTokenizer.tokenize_word of a cleaned word: its per-character
+    steps as str.translate tables (_CharacterTables)."""
+    if self.do_lower_case:
+      word = word.lower()
+      if not word.isascii():
+        word = self._chars.without_marks(unicodedata.normalize("NFD", word))
+    return self._chars.split_punctuation(word)
 
   def _pieces_of(self, word):
-    """BasicTokenizer's per-word steps, then WordPiece, for a cleaned word
-    (whose basic tokens basic_tokenize then finds remembered)."""
-    tokens = self._word_tokens.get(word)
-    if tokens is None:
-      tokens = _remember(self._word_tokens, word,
-                         self.basic_tokenizer.tokenize_word(word))
-    return [piece for token in tokens
-            for piece in self.wordpiece_tokenizer.tokenize(token)]
+    """The WordPiece pieces of a cleaned word's basic tokens."""
+    pieces = []
+    for token in self._basic_tokens(word):
+      token_pieces = self._token_pieces.get(token)
+      if token_pieces is None:
+        token_pieces = _remember(self._token_pieces, token,
+                                 self.wordpiece_tokenizer.word_pieces(token))
+      pieces += token_pieces
+    return pieces
+
+  def _ids_of(self, word):
+    """The ids of a cleaned word's pieces."""
+    return self.convert_tokens_to_ids(self._pieces_of(word))
 
   def tokenize_batch(self, texts):
     """[tokenize(text) for text in texts], computed by the fast path."""
     return [self.convert_ids_to_tokens(ids) for ids in self.encode_batch(texts)]
 
   def encode_batch(self, texts):
-    """Token ids of each text, as convert_tokens_to_ids(tokenize(text))."""
+    """Token ids of each text, as convert_tokens_to_ids(tokenize(text)), by
+    the faster exact path for the batch: encode_many (pure Python, on every
+    core for a large batch), or encode_compiled (TensorFlow ops) once it is
+    built, and for a batch large enough to pay for building it:
+    _COMPILE_MIN_CHARS characters when TensorFlow is loaded already,
+    _IMPORT_MIN_CHARS when it must be imported first (about 5 s)."""
+    texts = [convert_to_unicode(text) for text in texts]
+    size = sum(map(len, texts))
+    if self._in_graph is not None or size >= (
+        _COMPILE_MIN_CHARS if "tensorflow" in sys.modules
+        else _IMPORT_MIN_CHARS):
+      return self.encode_compiled(texts)
+    return self.encode_many(texts)
+
+  def encode_compiled(self, texts):
+    """Token ids of each text through the compiled in-graph tokenizer
+    (bert_tf.text.InGraphTokenizer, TensorFlow ops on every core), falling
+    back to the Python path for any text whose result it cannot guarantee
+    (lone surrogates; characters whose lower-casing differs between
+    Python's and TensorFlow's Unicode versions and that the vocabulary
+    covers)."""
     texts = [convert_to_unicode(text) for text in texts]
     sensitive_chars = self._in_graph_tokenizer().sensitive_chars
     if not sensitive_chars:
@@ -288,6 +371,91 @@ def _encode_for_fast_path(text, sensitive_chars):
   if sensitive_chars and not sensitive_chars.isdisjoint(text):
     return None
   return encoded
+
+
+class _CharacterTables:
+  """str.translate tables of what the original does to single characters,
+  each character classified by the original's rules the first time it is
+  seen: cleaning (cleaned_char, before words are split), dropping accent
+  marks (Mn, after NFD) and splitting punctuation off (is_punctuation).
+  Each step is then one pass in C over a string instead of a Python loop
+  over its characters.
+  """
+
+  def __init__(self):
+    self._cleaning = {}
+    self._marks = {}
+    self._punctuation = {}
+    self._seen = set()
+    self._punctuation_re = None
+    self._learn(map(chr, range(128)))
+    self._compile_unchanged()
+
+  def cleaned(self, text):
+    """The original's _clean_text then _tokenize_chinese_chars."""
+    if self._changed.search(text) is None:
+      return text  # the common case, found by one regex scan in C
+    self._learn_text(text)
+    self._rescans += 1
+    if self._rescans > _RESCANS_BEFORE_RECOMPILING:
+      self._compile_unchanged()
+    return text.translate(self._cleaning)
+
+  def _compile_unchanged(self):
+    """A regex of any character that cleaning changes or that has not been
+    seen yet: text without one is its own cleaned text. Compiled again
+    after a number of texts that took the slow path, as characters are
+    learned (compiling per new character would cost more than it saves)."""
+    unchanged = sorted(ord(char) for char in self._seen
+                       if ord(char) not in self._cleaning)
+    self._changed = _regex_class(unchanged, negated=True)
+    self._rescans = 0
+
+  def without_marks(self, text):
+    """text without its Mn characters (strip_accents after NFD)."""
+    self._learn_text(text)
+    return text.translate(self._marks)
+
+  def split_punctuation(self, word):
+    """BasicTokenizer's punctuation split of a whitespace-free word (its
+    characters already seen; lower-casing and NFD make no whitespace of
+    any character, so a word split from cleaned text stays free of it)."""
+    if self._punctuation_re.search(word) is None:
+      return [word] if word else []
+    return word.translate(self._punctuation).split()
+
+  def _learn_text(self, text):
+    if not text.isascii():
+      unseen = set(text) - self._seen
+      if unseen:
+        self._learn(unseen)
+
+  def _learn(self, chars):
+    for char in chars:
+      cleaned = cleaned_char(char)
+      if cleaned != char:
+        self._cleaning[ord(char)] = cleaned
+      if unicodedata.category(char) == "Mn":
+        self._marks[ord(char)] = None
+      if is_punctuation(char):
+        self._punctuation[ord(char)] = f" {char} "
+        self._punctuation_re = None
+      self._seen.add(char)
+    if self._punctuation_re is None:  # few characters are punctuation
+      self._punctuation_re = _regex_class(sorted(self._punctuation))
+
+
+# Texts _CharacterTables cleans the slow way before it compiles its regex
+# of characters cleaning leaves as they are again.
+_RESCANS_BEFORE_RECOMPILING = 256
+
+
+def _regex_class(codes, negated=False):
+  """A compiled regex of one character of the sorted code points (of any
+  other character when negated)."""
+  return re.compile(("[^" if negated else "[") + "".join(
+      f"\\U{low:08x}-\\U{high:08x}" for low, high in code_point_ranges(codes))
+                    + "]")
 
 
 # ASCII punctuation as is_punctuation defines it (every ASCII P* character

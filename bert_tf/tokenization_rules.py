@@ -91,3 +91,15 @@ def strip_accents(text):
     return text
   return "".join(char for char in unicodedata.normalize("NFD", text)
                  if unicodedata.category(char) != "Mn")
+
+
+def code_point_ranges(codes):
+  """Sorted code points as [(first, last)] runs of consecutive ones, for
+  writing a character class in a regex."""
+  ranges = []
+  for code in codes:
+    if ranges and ranges[-1][1] == code - 1:
+      ranges[-1][1] = code
+    else:
+      ranges.append([code, code])
+  return [tuple(run) for run in ranges]

@@ -121,7 +121,7 @@ def real_tokenizer(name, lower):
 
 
 def assert_fast_equals_exact(tokenizer, texts):
-  """tokenize (memoised), encode, the batch path and basic_tokenize equal
+  """tokenize (memoised), encode, the batch paths and basic_tokenize equal
   the original."""
   exact = [original_tokenize(tokenizer, text) for text in texts]
   assert [tokenizer.tokenize(text) for text in texts] == exact
@@ -129,6 +129,8 @@ def assert_fast_equals_exact(tokenizer, texts):
       tokenizer.basic_tokenizer.tokenize(text) for text in texts]
   exact_ids = [tokenizer.convert_tokens_to_ids(tokens) for tokens in exact]
   assert [tokenizer.encode(text) for text in texts] == exact_ids
+  assert tokenizer.encode_many(texts) == exact_ids
+  assert tokenizer.encode_compiled(texts) == exact_ids
   assert tokenizer.tokenize_batch(texts) == exact
   assert tokenizer.encode_batch(texts) == exact_ids
 
@@ -149,6 +151,7 @@ def test_fast_path_takes_bytes_and_surrogates(vocab_file):
   texts = [b"UNwant\xc3\xa9d,\xffrunning", "hello \ud800 low", "", "lowest"]
   assert_fast_equals_exact(tokenizer, texts)
   assert tokenizer.encode_batch(texts)[0] == [7, 4, 5, 10, 8, 9]
+  assert tokenizer.encode_compiled(texts)[0] == [7, 4, 5, 10, 8, 9]
 
 
 def test_fast_path_falls_back_where_unicode_versions_differ(tmp_path):

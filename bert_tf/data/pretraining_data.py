@@ -14,7 +14,7 @@ import os
 import random
 import time
 
-from bert_tf import file_io, tokenization
+from bert_tf import collector, file_io, forked, tokenization
 from bert_tf.data import pretraining_features
 from bert_tf.data.documents import read_documents
 from bert_tf.data.pretraining_instances import (Vocabulary,
@@ -25,7 +25,10 @@ logger = logging.getLogger(__name__)
 
 # The original logs its first 20 examples in full.
 _LOGGED_EXAMPLES = 20
-_PROGRESS_EVERY = 10000
+# Instances serialised at a time (their records are held until written),
+# on every core from _SERIALIZED_IN_FORKS_FROM on (forking costs less).
+_SERIALIZED_AT_ONCE = 1 << 16
+_SERIALIZED_IN_FORKS_FROM = 4096
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,7 +38,7 @@ class TokenizerOptions:
 
 
 def create_pretraining_data(input_files, output_files, tokenizer, options,
-                            random_seed, atomic=True):
+                            random_seed, atomic=True, processes=None):
   """Writes the original's records for these inputs; returns their number.
 
   Args:
@@ -47,32 +50,51 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
     tokenizer: a tokenization.FullTokenizer.
     options: InstanceOptions.
     random_seed: the original's --random_seed.
+    processes: processes to tokenise and serialise in (None: one per
+      core).
 
   Raises:
     ValueError: the inputs hold no text.
   """
-  documents = read_documents(input_files, tokenizer)
-  if not documents:
-    raise ValueError(f"no text in {', '.join(input_files)}")
-  instances = create_training_instances(
-      documents, Vocabulary(tokenizer.vocab), options,
-      random.Random(random_seed))
+  with collector.paused():
+    documents = read_documents(input_files, tokenizer, processes)
+    if not documents:
+      raise ValueError(f"no text in {', '.join(input_files)}")
+    instances = create_training_instances(
+        documents, Vocabulary(tokenizer.vocab), options,
+        random.Random(random_seed))
   del documents
+  for instance in instances[:_LOGGED_EXAMPLES]:
+    _log_example(instance, tokenizer)
   start = time.time()
   with RoundRobinWriter(output_files, atomic) as writer:
-    for index, instance in enumerate(instances):
-      writer.write(pretraining_features.serialize_instance(
-          instance, options.max_seq_length, options.max_predictions_per_seq))
-      if index < _LOGGED_EXAMPLES:
-        _log_example(instance, tokenizer)
-      if (index + 1) % _PROGRESS_EVERY == 0:
-        elapsed = time.time() - start
-        logger.info("Wrote %d/%d instances (%.0f/s, %.0f s left)", index + 1,
-                    len(instances), (index + 1) / elapsed,
-                    (len(instances) - index - 1) * elapsed / (index + 1))
+    for first in range(0, len(instances), _SERIALIZED_AT_ONCE):
+      for record in _serialized(instances[first:first + _SERIALIZED_AT_ONCE],
+                                options, processes):
+        writer.write(record)
+      written, elapsed = writer.written, time.time() - start
+      logger.info("Wrote %d/%d instances (%.0f/s, %.0f s left)", written,
+                  len(instances), written / elapsed,
+                  (len(instances) - written) * elapsed / written)
   logger.info("Wrote %d total instances to %s in %.1f s", writer.written,
               ", ".join(output_files), time.time() - start)
   return writer.written
+
+
+def _serialized(instances, options, processes):
+  """The instances' records, serialised on every core (forked.map_chunks)
+  when there are enough of them."""
+  def serialize(chunk):
+    return [pretraining_features.serialize_instance(
+        instance, options.max_seq_length, options.max_predictions_per_seq)
+            for instance in chunk]
+
+  processes = processes or os.cpu_count() or 1
+  with collector.paused():
+    if (processes > 1 and forked.can_fork()
+        and len(instances) >= _SERIALIZED_IN_FORKS_FROM):
+      return forked.map_chunks(serialize, instances, processes)
+    return serialize(instances)
 
 
 def _log_example(instance, tokenizer):
@@ -148,4 +170,4 @@ def _create_one(input_file, staged_file, tokenizer_options, options,
         tokenizer_options.vocab_file, tokenizer_options.do_lower_case)
   return create_pretraining_data(
       [input_file], [staged_file], _worker_tokenizers[tokenizer_options],
-      options, random_seed, atomic=False)
+      options, random_seed, atomic=False, processes=1)

@@ -95,7 +95,7 @@ def _instances_from_document(documents, document_index, vocabulary, options,
   max_num_tokens = options.max_seq_length - 3
   target_seq_length = max_num_tokens
   if rng.random() < options.short_seq_prob:
-    target_seq_length = rng.randint(2, max_num_tokens)
+    target_seq_length = randint(rng, 2, max_num_tokens)
 
   instances = []
   chunk = []
@@ -107,18 +107,18 @@ def _instances_from_document(documents, document_index, vocabulary, options,
     if i == len(document) - 1 or chunk_length >= target_seq_length:
       a_end = 1
       if len(chunk) >= 2:
-        a_end = rng.randint(1, len(chunk) - 1)
+        a_end = randint(rng, 1, len(chunk) - 1)
       tokens_a = [token for sentence in chunk[:a_end] for token in sentence]
       tokens_b = []
       if len(chunk) == 1 or rng.random() < 0.5:
         is_random_next = True
         target_b_length = target_seq_length - len(tokens_a)
         for _ in range(10):
-          random_document_index = rng.randint(0, len(documents) - 1)
+          random_document_index = randint(rng, 0, len(documents) - 1)
           if random_document_index != document_index:
             break
         random_document = documents[random_document_index]
-        random_start = rng.randint(0, len(random_document) - 1)
+        random_start = randint(rng, 0, len(random_document) - 1)
         for sentence in random_document[random_start:]:
           tokens_b.extend(sentence)
           if len(tokens_b) >= target_b_length:
@@ -173,8 +173,13 @@ def _masked_instance(tokens_a, tokens_b, is_random_next, vocabulary, options,
   else:
     chosen = _choose_pieces(len(tokens), len(tokens_a), num_to_predict, rng)
   labels = {index: tokens[index] for index in chosen}
+  # 80% [MASK], 10% unchanged, 10% a random word: the original's draws.
+  random_words = vocabulary.random_word_ids
   for index in chosen:
-    _mask_token(tokens, index, vocabulary, rng)
+    if rng.random() < 0.8:
+      tokens[index] = vocabulary.mask_id
+    elif rng.random() >= 0.5:
+      tokens[index] = random_words[randint(rng, 0, len(random_words) - 1)]
   positions = sorted(chosen)
   return TrainingInstance(
       input_ids=tokens,
@@ -222,13 +227,16 @@ def _choose_whole_words(tokens, num_to_predict, vocabulary, rng):
   return chosen
 
 
-def _mask_token(tokens, index, vocabulary, rng):
-  """80% [MASK], 10% unchanged, 10% a random word: the original's draws."""
-  if rng.random() < 0.8:
-    tokens[index] = vocabulary.mask_id
-  elif rng.random() >= 0.5:
-    random_words = vocabulary.random_word_ids
-    tokens[index] = random_words[rng.randint(0, len(random_words) - 1)]
+def randint(rng, low, high):
+  """rng.randint(low, high): the same draws, without randint's and
+  randrange's argument checks in Python (CPython's _randbelow: the bits of
+  the range's size, drawn again while past it)."""
+  size = high - low + 1
+  bits = size.bit_length()
+  draw = rng.getrandbits(bits)
+  while draw >= size:
+    draw = rng.getrandbits(bits)
+  return low + draw
 
 
 def shuffle(items, rng):

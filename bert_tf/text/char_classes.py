@@ -26,14 +26,9 @@ def _code_points():
 
 def to_regex_class(code_points):
   """Sorted code points -> "[\\x{41}-\\x{5A}\\x{61}]" (RE2 syntax)."""
-  ranges = []
-  for code in code_points:
-    if ranges and ranges[-1][1] == code - 1:
-      ranges[-1][1] = code
-    else:
-      ranges.append([code, code])
   parts = (f"\\x{{{low:X}}}" if low == high
-           else f"\\x{{{low:X}}}-\\x{{{high:X}}}" for low, high in ranges)
+           else f"\\x{{{low:X}}}-\\x{{{high:X}}}"
+           for low, high in tokenization_rules.code_point_ranges(code_points))
   return "[" + "".join(parts) + "]"
 
 

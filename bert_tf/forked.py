@@ -1,0 +1,78 @@
+"""Pure-Python work on a long list, on every core, in forks of this process.
+
+Exact tokenisation and record encoding are pure Python and run on one core.
+map_chunks cuts a list into chunks that this process and forks of it work
+on at once; each fork gets the list and the function (a tokenizer with its
+vocabulary and word cache, say) from fork itself, at no cost. The forks take
+chunks from the front; this process does the first, then the ones no fork
+has started, from the back, so no core waits while another has work. The
+results come back pickled; call it with Python's garbage collector paused
+(collector.paused), which would otherwise walk every object received.
+Nothing here imports TensorFlow.
+"""
+
+import concurrent.futures
+import multiprocessing
+
+# Chunks per process: enough for the processes to even out their work, few
+# enough that each works on long runs of neighbouring items (a tokenizer's
+# word cache learns the words of one part of a corpus).
+_CHUNKS_PER_PROCESS = 2
+# (function, items) of the map_chunks call in progress, which forks inherit.
+_WORK = None
+
+
+def can_fork():
+  """Whether this platform can fork (Linux and macOS, not Windows)."""
+  return "fork" in multiprocessing.get_all_start_methods()
+
+
+def map_chunks(function, items, processes):
+  """function(chunk) for contiguous chunks of items, concatenated: the
+  results of [function([item])[0] for item in items], in `processes`
+  processes (this one and processes - 1 forks).
+
+  Args:
+    function: takes a list of items, returns a list of as many results.
+    items: a list.
+    processes: at least 2; can_fork() must hold.
+  """
+  global _WORK
+  count = processes * _CHUNKS_PER_PROCESS
+  bounds = [len(items) * chunk // count for chunk in range(count + 1)]
+  chunks = list(zip(bounds[:-1], bounds[1:]))
+  results = [None] * count
+
+  def work_here(index):
+    start, end = chunks[index]
+    results[index] = function(items[start:end])
+
+  def collect_finished():
+    for index, future in forks_results.items():
+      if results[index] is None and future.done():
+        results[index] = future.result()
+
+  _WORK = (function, items)
+  try:
+    with concurrent.futures.ProcessPoolExecutor(
+        processes - 1, mp_context=multiprocessing.get_context("fork")) as forks:
+      forks_results = {index: forks.submit(_work_on_chunk, *chunks[index])
+                       for index in range(1, count)}
+      work_here(0)
+      for index in reversed(range(1, count)):
+        collect_finished()
+        if not forks_results[index].cancel():  # a fork has it, and the rest
+          break
+        work_here(index)
+      for index, future in forks_results.items():
+        if results[index] is None:
+          results[index] = future.result()
+  finally:
+    _WORK = None
+  return [result for chunk in results for result in chunk]
+
+
+def _work_on_chunk(start, end):
+  """In a fork: the function on items[start:end]."""
+  function, items = _WORK
+  return function(items[start:end])
