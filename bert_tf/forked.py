@@ -13,6 +13,7 @@ Nothing here imports TensorFlow.
 
 import concurrent.futures
 import multiprocessing
+import sys
 
 # Chunks per process: enough for the processes to even out their work, few
 # enough that each works on long runs of neighbouring items (a tokenizer's
@@ -23,8 +24,10 @@ _WORK = None
 
 
 def can_fork():
-  """Whether this platform can fork (Linux and macOS, not Windows)."""
-  return "fork" in multiprocessing.get_all_start_methods()
+  """Whether this platform forks safely: Linux (not Windows, which cannot,
+  nor macOS, whose system libraries are not safe to fork)."""
+  return (sys.platform.startswith("linux")
+          and "fork" in multiprocessing.get_all_start_methods())
 
 
 def map_chunks(function, items, processes):
