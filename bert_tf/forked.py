@@ -24,9 +24,10 @@ _WORK = None
 
 
 def can_fork():
-  """Whether this platform forks safely: Linux (not Windows, which cannot,
-  nor macOS, whose system libraries are not safe to fork)."""
-  return (sys.platform.startswith("linux")
+  """Whether this process can be forked safely: on Linux (not Windows,
+  which cannot, nor macOS, whose system libraries are not safe to fork),
+  and before TensorFlow is loaded (its threads and state are not)."""
+  return (sys.platform.startswith("linux") and "tensorflow" not in sys.modules
           and "fork" in multiprocessing.get_all_start_methods())
 
 

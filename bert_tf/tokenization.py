@@ -30,11 +30,12 @@ _MAX_CACHED_WORDS = 1 << 20
 # processes: below, forking and returning the ids cost more than they save.
 _PARALLEL_MIN_CHARS = 1 << 20
 # encode_batch builds the compiled path for a batch of this many characters
-# or more: on 2 cores it encodes about 11 MB/s of multilingual text where
-# encode_many encodes about 5, so it pays for building (about 2 s) from
-# some 16M characters, and for importing TensorFlow first (5 s more) from
-# some 64M (measured by benchmarks/tokenizers.py).
-_COMPILE_MIN_CHARS = 1 << 24
+# or more. On 2 cores it encodes about 11 MB/s of multilingual text; the
+# Python path about 2.5 in one process, as when TensorFlow is loaded (no
+# forks then), and 5 on both cores. So building it (about 2 s) pays from
+# some 4M characters with TensorFlow loaded, and importing TensorFlow first
+# (5 s more) from some 64M (benchmarks/tokenizers.py, tokenizer_jobs.py).
+_COMPILE_MIN_CHARS = 1 << 22
 _IMPORT_MIN_CHARS = 1 << 26
 
 # Names of the released checkpoints the original knew the casing of.
@@ -216,9 +217,10 @@ class FullTokenizer:
     """[encode(text) for text in texts], in pure Python (no TensorFlow).
 
     A batch of _PARALLEL_MIN_CHARS characters or more is shared among
-    `processes` processes (default: one per core): this one and forks of
-    it (forked.map_chunks), each with its own word cache (what the forks
-    learn is not kept here).
+    `processes` processes (default: one per core) where this process can be
+    forked (forked.can_fork: not once TensorFlow is loaded): this one and
+    forks of it (forked.map_chunks), each with its own word cache (what the
+    forks learn is not kept here).
     """
     texts = [convert_to_unicode(text) for text in texts]
     processes = processes or os.cpu_count() or 1

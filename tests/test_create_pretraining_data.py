@@ -10,6 +10,8 @@ import sys
 import pytest
 import tensorflow as tf
 
+from bert_tf import tokenization
+from bert_tf.data import pretraining_data, pretraining_instances
 from bert_tf.vocabulary import demo_vocab_file as vocabulary_file
 from tests.helpers import (PROJECT_DIR, SHARED_DIR, assert_fails_in_one_line,
                            run_script_cases)
@@ -55,6 +57,32 @@ def test_writes_the_original_records(case, tmp_path):
       assert mine == original, f"{case['name']}: record {index} differs"
     total += len(ours)
   assert total == case["instances"]
+
+
+@pytest.mark.shared
+def test_forks_write_what_one_process_writes(tmp_path):
+  """A corpus large enough for the script to tokenise and serialise on every
+  core (forks: its process has no TensorFlow) gives the bytes that one
+  process (this one, which has loaded TensorFlow, so never forks) writes."""
+  with open(os.path.join(REFERENCE_DIR, "corpus.txt"), encoding="utf-8") as r:
+    text = r.read().rstrip("\n") + "\n\n"
+  corpus = tmp_path / "corpus.txt"
+  corpus.write_text(text * 10, encoding="utf-8")  # 1.2 MB
+  flag_values = {"input_file": corpus, "vocab_file": vocabulary_file(),
+                 "dupe_factor": 2, "max_seq_length": 64,
+                 "max_predictions_per_seq": 10}
+  result = run_script({**flag_values,
+                       "output_file": tmp_path / "forked.tfrecord"})
+  assert result.returncode == 0, result.stderr[-3000:]
+  written = pretraining_data.create_pretraining_data(
+      [str(corpus)], [str(tmp_path / "one.tfrecord")],
+      tokenization.FullTokenizer(vocabulary_file()),
+      pretraining_instances.InstanceOptions(
+          max_seq_length=64, max_predictions_per_seq=10, dupe_factor=2),
+      random_seed=12345)
+  assert written > pretraining_data._SERIALIZED_IN_FORKS_FROM  # pylint: disable=protected-access
+  assert ((tmp_path / "forked.tfrecord").read_bytes()
+          == (tmp_path / "one.tfrecord").read_bytes())
 
 
 @pytest.fixture()

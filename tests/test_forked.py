@@ -1,46 +1,45 @@
-"""Large batches on every core (forks), and which path encode_batch takes."""
+"""Large batches on every core (forks), and which path encode_batch takes.
+
+A process that has loaded TensorFlow is never forked, and pytest's has, so
+the forking runs in fresh processes of their own.
+"""
 
 import subprocess
 import sys
 
 import pytest
 
-from bert_tf import forked, tokenization
 from tests.helpers import PROJECT_DIR
-from tests.tokenization_cases import corpus_lines, original_tokenize
 
-pytestmark = pytest.mark.skipif(not forked.can_fork(),
-                                reason="this platform cannot fork")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="bert_tf forks on Linux only")
 VOCAB = f"{PROJECT_DIR}/vocab/demo_uncased_vocab.txt"
 
+_FORKS = """
+import os, sys
+from bert_tf import forked, tokenization
+from tests.tokenization_cases import original_tokenize
+assert forked.can_fork()
+pids = set(forked.map_chunks(lambda chunk: [os.getpid()] * len(chunk),
+                             list(range(100)), 3))
+assert len(pids) > 1 and os.getpid() in pids, pids
 
-def varied_texts(count):
-  """Texts of new and repeated words, some empty, in many chunks."""
-  words = ["UNwant\u00e9d,running", "lowest", "hello", "\u4e2d\u6587", ""]
-  return [" ".join(words[(index * 7 + offset) % len(words)]
-                   + (str(index) if offset == 0 else "")
-                   for offset in range(index % 4)) for index in range(count)]
-
-
-@pytest.mark.parametrize("processes", [2, 3])
-def test_forks_encode_every_text_in_order(monkeypatch, processes):
-  monkeypatch.setattr(tokenization, "_PARALLEL_MIN_CHARS", 1)
-  texts = varied_texts(500)
-  tokenizer = tokenization.FullTokenizer(VOCAB, do_lower_case=True)
-  expected = [tokenizer.convert_tokens_to_ids(
-      original_tokenize(tokenizer, text)) for text in texts]
-  assert tokenizer.encode_many(texts, processes=processes) == expected
-  assert tokenizer.encode_many(texts, processes=1) == expected
-
-
-@pytest.mark.shared
-def test_forks_encode_a_real_corpus_as_one_process(monkeypatch):
-  monkeypatch.setattr(tokenization, "_PARALLEL_MIN_CHARS", 1)
-  texts = corpus_lines() * 3
-  tokenizer = tokenization.FullTokenizer(VOCAB, do_lower_case=True)
-  assert tokenizer.encode_many(texts, processes=2) == [
-      tokenizer.encode(text) for text in texts]
-
+# Texts of new and repeated words, some empty, over many chunks.
+words = ["UNwant\\u00e9d,running", "lowest", "hello", "\\u4e2d\\u6587", ""]
+texts = [" ".join(words[(index * 7 + offset) % len(words)]
+                  + (str(index) if offset == 0 else "")
+                  for offset in range(index % 4)) for index in range(500)]
+tokenization._PARALLEL_MIN_CHARS = 1
+tokenizer = tokenization.FullTokenizer(sys.argv[1])
+expected = [tokenizer.convert_tokens_to_ids(original_tokenize(tokenizer, text))
+            for text in texts]
+for processes in (2, 3):
+  assert tokenization.FullTokenizer(sys.argv[1]).encode_many(
+      texts, processes=processes) == expected, processes
+import tensorflow
+assert not forked.can_fork()
+print("ok")
+"""
 
 _WHICH_PATH = """
 import sys
@@ -55,11 +54,25 @@ print(tokenizer._in_graph is not None)
 """
 
 
+def run_python(script):
+  return subprocess.run([sys.executable, "-c", script, VOCAB],
+                        capture_output=True, text=True, cwd=PROJECT_DIR,
+                        check=False)
+
+
+def test_forks_share_the_work_and_encode_every_text_in_order():
+  """map_chunks runs chunks in forks and here; encode_many's forks give
+  every text's ids in order, as the original; once TensorFlow is loaded,
+  nothing forks."""
+  result = run_python(_FORKS)
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert result.stdout.split() == ["ok"]
+
+
 def test_a_small_batch_needs_no_tensorflow_and_a_large_one_compiles():
   """Below the thresholds, encode_batch stays in Python (TensorFlow is not
   even imported); with TensorFlow loaded and a batch past
   _COMPILE_MIN_CHARS, it builds the compiled path."""
-  result = subprocess.run(
-      [sys.executable, "-c", _WHICH_PATH, VOCAB],
-      capture_output=True, text=True, check=True, cwd=PROJECT_DIR)
+  result = run_python(_WHICH_PATH)
+  assert result.returncode == 0, result.stderr[-3000:]
   assert result.stdout.split() == ["False", "False", "True"]
