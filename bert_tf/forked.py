@@ -6,14 +6,19 @@ on at once; each fork gets the list and the function (a tokenizer with its
 vocabulary and word cache, say) from fork itself, at no cost. The forks take
 chunks from the front; this process does the first, then the ones no fork
 has started, from the back, so no core waits while another has work. The
-results come back pickled; call it with Python's garbage collector paused
+results come back pickled, with Python's garbage collector paused
 (collector.paused), which would otherwise walk every object received.
-Nothing here imports TensorFlow.
+`apply` is the entry point: in this process alone when a batch is too
+small to be worth forking, or where forking is not safe. Nothing here
+imports TensorFlow.
 """
 
 import concurrent.futures
 import multiprocessing
+import os
 import sys
+
+from bert_tf import collector
 
 # Chunks per process: enough for the processes to even out their work, few
 # enough that each works on long runs of neighbouring items (a tokenizer's
@@ -29,6 +34,23 @@ def can_fork():
   and before TensorFlow is loaded (its threads and state are not)."""
   return (sys.platform.startswith("linux") and "tensorflow" not in sys.modules
           and "fork" in multiprocessing.get_all_start_methods())
+
+
+def apply(function, items, processes=None, worth_forking=True):
+  """function(items), a list of as many results, with the garbage collector
+  paused: on `processes` processes (None: one per core) through map_chunks
+  when the caller finds the batch worth_forking and can_fork() holds, else
+  in this process.
+
+  Args:
+    function: takes a list of items, returns a list of as many results,
+      each depending on its own item alone.
+  """
+  processes = processes or os.cpu_count() or 1
+  with collector.paused():
+    if processes > 1 and len(items) > 1 and worth_forking and can_fork():
+      return map_chunks(function, items, processes)
+    return function(items)
 
 
 def map_chunks(function, items, processes):

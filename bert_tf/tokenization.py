@@ -14,7 +14,7 @@ import re
 import sys
 import unicodedata
 
-from bert_tf import collector, forked
+from bert_tf import forked
 # The shared rules are part of the original module's API.
 from bert_tf.tokenization_rules import (  # pylint: disable=unused-import
     CJK_RANGES, MAX_INPUT_CHARS_PER_WORD, UNK_TOKEN, cleaned_char,
@@ -219,21 +219,14 @@ class FullTokenizer:
     A batch of _PARALLEL_MIN_CHARS characters or more is shared among
     `processes` processes (default: one per core) where this process can be
     forked (forked.can_fork: not once TensorFlow is loaded): this one and
-    forks of it (forked.map_chunks), each with its own word cache (what the
+    forks of it (forked.apply), each with its own word cache (what the
     forks learn is not kept here).
     """
     texts = [convert_to_unicode(text) for text in texts]
-    processes = processes or os.cpu_count() or 1
-    with collector.paused():
-      if (processes > 1 and len(texts) > 1 and forked.can_fork()
-          and sum(map(len, texts)) >= _PARALLEL_MIN_CHARS):
-        return forked.map_chunks(self._encode_in_this_process, texts,
-                                 processes)
-      return self._encode_in_this_process(texts)
-
-  def _encode_in_this_process(self, texts):
-    """encode of each str text, in this process."""
-    return self._per_word(texts, self._word_ids, self._ids_of)
+    return forked.apply(
+        lambda chunk: self._per_word(chunk, self._word_ids, self._ids_of),
+        texts, processes,
+        worth_forking=sum(map(len, texts)) >= _PARALLEL_MIN_CHARS)
 
   def _per_word(self, texts, cache, tokenize_word):
     """For each text, tokenize_word of each of its cleaned words,

@@ -21,6 +21,15 @@ FEATURE_INDEX = "feature_index"
 _SHUFFLE_BUFFER = 100
 
 
+def positional_names(shapes):
+  """The features laid out like input_ids ([batch, seq] or SWAG's [batch,
+  4, seq]): what a batch run at another length is cut or traced at; from
+  {name: shape}, the batch axis first."""
+  sequence_shape = tuple(shapes["input_ids"][1:])
+  return [name for name, shape in shapes.items()
+          if tuple(shape[1:]) == sequence_shape]
+
+
 def pad_to_batches(features, batch_size):
   """Features with all-zero rows (is_real_example 0) appended, so that every
   batch is full."""
@@ -55,13 +64,12 @@ def training_dataset(features, batch_size, seed=None, by_length=False):
 
 def _length_bucketed(dataset, batch_size):
   """Batches of a dataset of features, grouped by bucket_length and cut."""
-  sequence_shape = dataset.element_spec["input_ids"].shape
-  max_length = sequence_shape[-1]
+  max_length = dataset.element_spec["input_ids"].shape[-1]
   buckets = tf.constant(sorted({bucket_length(length, max_length)
                                 for length in range(max_length + 1)}))
   positions = tf.range(1, max_length + 1)
-  cut_names = [name for name, spec in dataset.element_spec.items()
-               if spec.shape == sequence_shape]
+  cut_names = positional_names({name: spec.shape for name, spec
+                                in dataset.element_spec.items()})
 
   def bucket(feature):
     """The index in buckets of the feature's bucket_length."""
@@ -127,7 +135,9 @@ def length_bucketed_batches(features, batch_size, chunk_batches=None):
   back (Predictor).
   """
   count = len(features["is_real_example"])
-  sequence_shape = features["input_ids"].shape[1:]
+  max_length = features["input_ids"].shape[-1]
+  cut_names = positional_names({name: value.shape
+                                for name, value in features.items()})
   lengths = feature_lengths(features)
   chunk_rows = count if chunk_batches is None else chunk_batches * batch_size
   for start in range(0, count, max(chunk_rows, 1)):
@@ -135,9 +145,8 @@ def length_bucketed_batches(features, batch_size, chunk_batches=None):
                                kind="stable")
     for first in range(0, len(order), batch_size):
       rows = order[first:first + batch_size]
-      length = bucket_length(int(lengths[rows].max()), sequence_shape[-1])
-      batch = {name: value[rows][..., :length]
-               if value.shape[1:] == sequence_shape else value[rows]
-               for name, value in features.items()}
+      length = bucket_length(int(lengths[rows].max()), max_length)
+      batch = {name: value[rows][..., :length] if name in cut_names
+               else value[rows] for name, value in features.items()}
       batch[FEATURE_INDEX] = rows.astype(np.int32)
       yield pad_to_batches(batch, batch_size)

@@ -82,19 +82,16 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
 
 
 def _serialized(instances, options, processes):
-  """The instances' records, serialised on every core (forked.map_chunks)
-  when there are enough of them."""
+  """The instances' records, serialised on every core (forked.apply) when
+  there are enough of them."""
   def serialize(chunk):
     return [pretraining_features.serialize_instance(
         instance, options.max_seq_length, options.max_predictions_per_seq)
             for instance in chunk]
 
-  processes = processes or os.cpu_count() or 1
-  with collector.paused():
-    if (processes > 1 and forked.can_fork()
-        and len(instances) >= _SERIALIZED_IN_FORKS_FROM):
-      return forked.map_chunks(serialize, instances, processes)
-    return serialize(instances)
+  return forked.apply(
+      serialize, instances, processes,
+      worth_forking=len(instances) >= _SERIALIZED_IN_FORKS_FROM)
 
 
 def _log_example(instance, tokenizer):

@@ -99,11 +99,12 @@ class Predictor:
     """The axes of each output (in tf.nest.flatten order) that run along
     the input's positions: those of unknown size when the model is traced
     for an unknown length."""
-    sequence_shape = batch["input_ids"].shape[1:]
+    positional = batching.positional_names(
+        {name: value.shape for name, value in batch.items()})
     specs = {name: tf.TensorSpec(
-        (None,) + (value.shape[1:-1] + (None,)
-                   if value.shape[1:] == sequence_shape else value.shape[1:]),
-        value.dtype) for name, value in batch.items()}
+        (None,) + (value.shape[1:-1] + (None,) if name in positional
+                   else value.shape[1:]), value.dtype)
+             for name, value in batch.items()}
     with self.strategy.scope():
       outputs = self._model_outputs.get_concrete_function(
           specs).structured_outputs
