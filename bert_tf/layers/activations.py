@@ -7,14 +7,32 @@ exact erf form is available as "gelu_exact".
 
 import math
 
+import tensorflow as tf
 from keras import ops
 
+# 0.5 * (1 + tanh(z)) == sigmoid(2 z): the original's tanh-approximated CDF
+# is sigmoid(x * (_SLOPE + _CUBIC * x * x)).
+_SLOPE = 2.0 * math.sqrt(2.0 / math.pi)
+_CUBIC = _SLOPE * 0.044715
 
+
+@tf.custom_gradient
 def gelu(x):
-  """GELU, tanh approximation, exactly as the original modeling.gelu."""
-  cdf = 0.5 * (1.0 + ops.tanh(
-      math.sqrt(2.0 / math.pi) * (x + 0.044715 * ops.power(x, 3))))
-  return x * cdf
+  """GELU, the original modeling.gelu's tanh approximation,
+  0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x ** 3))), computed as
+  its equal x * sigmoid(...) with the derivative written out: a few
+  element-wise passes over the widest activations of the step, where
+  autodiff of the original's formula takes about twice as many (equal within
+  float32 rounding; tested against it)."""
+  x = tf.convert_to_tensor(x)
+  squared = x * x
+  cdf = tf.sigmoid(x * (_SLOPE + _CUBIC * squared))
+
+  def gradient(upstream):
+    return upstream * (cdf + x * cdf * (1.0 - cdf)
+                       * (_SLOPE + 3.0 * _CUBIC * squared))
+
+  return x * cdf, gradient
 
 
 def gelu_exact(x):

@@ -70,11 +70,16 @@ class SelfAttention(keras.layers.Layer):
     # The three projections as one matmul of the kernels side by side
     # ([hidden, 3 * heads * head_size]): one pass over the input instead of
     # three. Checkpoints keep the original's three kernels; joining them
-    # anew each step is cheap beside the matmul.
+    # anew each step is cheap beside the matmul. The original scales the
+    # scores by 1 / sqrt(head_size); scaling the query's kernel and bias
+    # instead is the same product (bit for bit when head_size is a power of
+    # 4, as in every released model) over far fewer numbers.
+    scale = 1.0 / math.sqrt(float(self.head_size))
     kernel = ops.concatenate(
-        [self.query.kernel, self.key.kernel, self.value.kernel], axis=1)
+        [self.query.kernel * scale, self.key.kernel, self.value.kernel],
+        axis=1)
     bias = ops.concatenate(
-        [self.query.bias, self.key.bias, self.value.bias], axis=0)
+        [self.query.bias * scale, self.key.bias, self.value.bias], axis=0)
     # [batch_size * seq_length, 3 * num_heads * head_size]
     projected = ops.matmul(
         ops.reshape(hidden_states, (-1, hidden_states.shape[-1])),
@@ -89,7 +94,6 @@ class SelfAttention(keras.layers.Layer):
 
     # [batch_size, num_heads, from_seq_length, to_seq_length]
     scores = tf.matmul(query, key, transpose_b=True)
-    scores = scores * (1.0 / math.sqrt(float(self.head_size)))
     # [batch_size, 1, 1, to_seq_length]: 0 for real keys, -10000 for padding.
     key_mask = ops.cast(input_mask[:, None, None, :], scores.dtype)
     scores += (1.0 - key_mask) * MASKED_SCORE

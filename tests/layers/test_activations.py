@@ -2,6 +2,7 @@ import math
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from bert_tf.layers.activations import get_activation
 
@@ -35,3 +36,25 @@ def test_simple_activations(name, reference):
 def test_unknown_activation():
   with pytest.raises(ValueError, match="Unknown hidden_act 'swish'"):
     get_activation("swish")
+
+
+def test_gelu_and_its_gradient_are_the_original_formula_s():
+  """Against the original's formula and its autodiff in float64: the
+  hand-written derivative is as close as float32 allows (closer than
+  float32 autodiff of the formula, 3.3e-6)."""
+  def original(x):
+    return 0.5 * x * (1.0 + tf.tanh(
+        math.sqrt(2.0 / math.pi) * (x + 0.044715 * tf.pow(x, 3))))
+
+  def value_and_gradient(function, x):
+    with tf.GradientTape() as tape:
+      tape.watch(x)
+      y = function(x)
+    return y.numpy(), tape.gradient(y, x).numpy()
+
+  x = np.linspace(-8.0, 8.0, 401)
+  expected = value_and_gradient(original, tf.constant(x, tf.float64))
+  actual = value_and_gradient(get_activation("gelu"),
+                              tf.constant(x, tf.float32))
+  np.testing.assert_allclose(actual[0], expected[0], atol=1e-6)
+  np.testing.assert_allclose(actual[1], expected[1], atol=2e-6)
