@@ -68,8 +68,8 @@ def _length_bucketed(dataset, batch_size):
   buckets = tf.constant(sorted({bucket_length(length, max_length)
                                 for length in range(max_length + 1)}))
   positions = tf.range(1, max_length + 1)
-  cut_names = positional_names({name: spec.shape for name, spec
-                                in dataset.element_spec.items()})
+  cut_names = positional_names({name: [None] + spec.shape
+                                for name, spec in dataset.element_spec.items()})
 
   def bucket(feature):
     """The index in buckets of the feature's bucket_length."""

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from bert_tf.data import batching
 
@@ -27,25 +28,34 @@ def test_training_batches_are_full_and_repeat():
       range(5))
 
 
-def test_training_batches_by_length_hold_one_bucket_each_and_are_cut():
+@pytest.mark.parametrize("choices", [None, 4])
+def test_training_batches_by_length_hold_one_bucket_each_and_are_cut(
+    choices):
   """Every batch holds features of one bucket_length, cut to it (SWAG's
-  [features, 4, seq] inputs too), and all features keep coming."""
+  [features, 4, seq] inputs too), features without a position axis are
+  whole (a batch longer than its shortest bucket shows a cut), and all
+  features keep coming."""
   rng = np.random.default_rng(0)
   lengths = rng.integers(1, 65, 200)
-  mask = (np.arange(64) < lengths[:, None, None]).astype(np.int32)
-  mask = np.repeat(mask, 4, axis=1)
+  mask = (np.arange(64) < lengths[:, None]).astype(np.int32)
+  if choices:
+    mask = np.repeat(mask[:, None], choices, axis=1)
   features = {"input_ids": mask * 3, "input_mask": mask,
               "label_ids": np.arange(200, dtype=np.int32),
               "is_real_example": np.ones(200, np.int32)}
-  dataset = batching.training_dataset(features, 8, seed=0, by_length=True)
-  assert dataset.element_spec["input_ids"].shape.as_list() == [8, 4, None]
+  dataset = batching.training_dataset(features, 16, seed=0, by_length=True)
+  assert dataset.element_spec["input_ids"].shape.as_list() == (
+      [16, *mask.shape[1:-1], None])
+  assert dataset.element_spec["label_ids"].shape.as_list() == [16]
   seen = set()
   for batch in dataset.take(60).as_numpy_iterator():
     rows = batch["label_ids"]
+    assert len(rows) == len(batch["is_real_example"]) == 16
+    length = batch["input_ids"].shape[-1]
     buckets = {batching.bucket_length(length, 64) for length in lengths[rows]}
-    assert buckets == {batch["input_ids"].shape[-1]}
+    assert buckets == {length}
     np.testing.assert_array_equal(batch["input_mask"],
-                                  mask[rows, :, :batch["input_ids"].shape[-1]])
+                                  mask[rows, ..., :length])
     seen.update(rows.tolist())
   assert len(seen) > 150
 
