@@ -1,4 +1,4 @@
-"""bert_tf: Google's BERT release rebuilt on TensorFlow 2.20 / Keras 3."""
+"""bert_tf: Google's BERT release rebuilt on TensorFlow 2.20-2.21 / Keras 3."""
 
 import setuptools
 
@@ -14,9 +14,13 @@ setuptools.setup(
     package_data={"bert_tf.vocab_files": ["*.txt", "*.json"]},
     python_requires=">=3.10",
     install_requires=[
-        "tensorflow~=2.20.0",
-        "keras>=3.10",
-        "tensorflow-text~=2.20.0",
+        # 2.20 and 2.21: each TensorFlow Text release requires its own
+        # TensorFlow minor version, so pip installs a matching pair.
+        "tensorflow>=2.20,<2.22",
+        "tensorflow-text>=2.20,<2.22",
+        # TensorFlow 2.21 no longer installs it; tf.summary.scalar needs it.
+        "tensorboard>=2.20",
+        "keras>=3.10,<4",
         "google-crc32c",
         "absl-py",
         "numpy",
@@ -28,6 +32,9 @@ setuptools.setup(
         "test": [
             "hypothesis",
             "pytest",
+            "pytest-xdist",
+            # Model Garden, the reference in tests and benchmarks, pins
+            # TensorFlow 2.20: the test install is 2.20.
             "tf-models-official==2.20.0",
         ],
     },

@@ -1,6 +1,5 @@
 """Helpers shared by the tests: paths, tiny configs, layer checks."""
 
-import glob
 import json
 import os
 import re
@@ -209,15 +208,20 @@ def save_listed_checkpoint(model, directory, step):
 
 
 def read_scalars(directory, tag):
-  """{step: value} of a TensorBoard scalar written under `directory`."""
+  """{step: value} of a scalar written under `directory`, read as
+  TensorBoard reads it (its event reader, the scalars plugin's tags)."""
   import tensorflow as tf
-  values = {}
-  for path in sorted(glob.glob(os.path.join(directory, "events.out.*"))):
-    for event in tf.compat.v1.train.summary_iterator(path):
-      for value in event.summary.value:
-        if value.tag == tag:
-          values[event.step] = float(tf.make_ndarray(value.tensor))
-  return values
+  from tensorboard.backend.event_processing import event_accumulator
+  events = event_accumulator.EventAccumulator(
+      directory, size_guidance={event_accumulator.TENSORS: 0})
+  events.Reload()
+  try:
+    if tag not in events.PluginTagToContent("scalars"):
+      return {}
+  except KeyError:  # no scalar at all
+    return {}
+  return {event.step: float(tf.make_ndarray(event.tensor_proto))
+          for event in events.Tensors(tag)}
 
 
 def free_port():

@@ -2,7 +2,11 @@
 that never imports bert_tf, loaded both as TensorFlow 2 loads it and as TF
 Serving does (a TF1 session from the SavedModel bundle), and
 serving_default made of core TensorFlow ops only (stock TF Serving has no
-other)."""
+other). Interpreters named in BERT_TF_ALSO_SERVE_WITH (os.pathsep-separated:
+other virtual environments' python, with other TensorFlow versions) must
+load every export and answer as this one does: the TensorFlow 2.21 leg of
+.ci/run names the 2.20 environment's, so that exports made on 2.21 are
+tested loading on 2.20."""
 
 import json
 import os
@@ -14,6 +18,9 @@ import textwrap
 import numpy as np
 
 from tests.helpers import PROJECT_DIR
+
+OTHER_SERVERS = [python for python in os.environ.get(
+    "BERT_TF_ALSO_SERVE_WITH", "").split(os.pathsep) if python]
 
 _SERVE = textwrap.dedent("""
     import json, sys
@@ -147,7 +154,8 @@ _SERVE = textwrap.dedent("""
                                               columns}}))}}
     readme = [rest_api.predict(loaded.signatures, body)
               for body in rest_bodies]
-    print(json.dumps({"unregistered": unregistered,
+    print(json.dumps({"tensorflow": tf.__version__,
+                      "unregistered": unregistered,
                       "listing": listing.getvalue(),
                       "rest": rest, "readme": readme,
                       "signatures": sorted(loaded.signatures),
@@ -176,19 +184,38 @@ def serve_export(version_dir, requests, work_dir, rest_bodies=()):
     the columnar format gets the same answer, that a request missing a
     field, of the wrong type or of an empty batch gets an error, and
     that `saved_model_cli show --all` lists the signatures. With
-    rest_bodies, a third value: their answers.
+    rest_bodies, a third value: their answers. Each interpreter in
+    OTHER_SERVERS passes the same checks and answers the same.
   """
   path = os.path.join(work_dir, "requests.npz")
   np.savez(path, **{f"{signature}/{name}": np.asarray(value)
                     for signature, inputs in requests.items()
                     for name, value in inputs.items()})
+  answer = _checked_answer(sys.executable, version_dir, path, requests,
+                           work_dir, rest_bodies)
+  for python in OTHER_SERVERS:
+    other = _checked_answer(python, version_dir, path, requests, work_dir,
+                            rest_bodies)
+    where = f"TensorFlow {other['tensorflow']} ({python})"
+    assert other["signatures"] == answer["signatures"], where
+    assert_same_answers(other["outputs"], answer["outputs"], where)
+    assert_same_answers(other["readme"], answer["readme"], where)
+  if rest_bodies:
+    return answer["signatures"], answer["outputs"], answer["readme"]
+  return answer["signatures"], answer["outputs"]
+
+
+def _checked_answer(python, version_dir, requests_path, requests, work_dir,
+                    rest_bodies):
+  """The _SERVE process's answer with `python`, checked as serve_export
+  says."""
   result = subprocess.run(
-      [sys.executable, "-c", _SERVE, str(version_dir), path,
+      [python, "-c", _SERVE, str(version_dir), requests_path,
        os.path.dirname(os.path.abspath(__file__)),
        json.dumps(list(rest_bodies))],
       capture_output=True, text=True, timeout=300, check=False,
       cwd=str(work_dir))
-  assert result.returncode == 0, result.stderr[-3000:]
+  assert result.returncode == 0, (python, result.stderr[-3000:])
   answer = json.loads(result.stdout.strip().splitlines()[-1])
   assert answer["unregistered"] == [], answer["unregistered"]
   assert not answer["imported_bert_tf"]
@@ -216,9 +243,26 @@ def serve_export(version_dir, requests, work_dir, rest_bodies=()):
   listed = re.findall(r"signature_def\['(\w+)'\]", answer["listing"])
   assert sorted(set(listed) - {"__saved_model_init_op"}) == \
       answer["signatures"], answer["listing"][-3000:]
-  if rest_bodies:
-    return answer["signatures"], answer["outputs"], answer["readme"]
-  return answer["signatures"], answer["outputs"]
+  return answer
+
+
+def assert_same_answers(got, expected, where, path="answer"):
+  """Equal nested answers: the same keys, lengths and strings, numbers
+  within 1e-5 (another TensorFlow may round differently)."""
+  if isinstance(expected, dict):
+    assert isinstance(got, dict) and sorted(got) == sorted(expected), (
+        where, path)
+    for key in expected:
+      assert_same_answers(got[key], expected[key], where, f"{path}.{key}")
+  elif isinstance(expected, list):
+    assert isinstance(got, list) and len(got) == len(expected), (where, path)
+    for index, (item, value) in enumerate(zip(got, expected)):
+      assert_same_answers(item, value, where, f"{path}[{index}]")
+  elif isinstance(expected, float) or isinstance(got, float):
+    assert abs(got - expected) <= 1e-5 + 1e-5 * abs(expected), (
+        where, path, got, expected)
+  else:
+    assert got == expected, (where, path, got, expected)
 
 
 def readme_examples(model_name):

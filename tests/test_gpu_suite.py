@@ -2,7 +2,6 @@
 section, positive finite figures and ratios that are their quotients (the
 timings themselves are never asserted)."""
 
-import importlib.util
 import json
 import math
 import os
@@ -13,11 +12,7 @@ import pytest
 
 from tests.helpers import PROJECT_DIR
 
-# Looked up, not imported: the suite runs in its own process.
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("official") is None,
-    reason="the suite compares against TF Model Garden (tf-models-official, "
-           "in the test extras)")
+pytestmark = pytest.mark.model_garden
 
 MEASUREMENTS = {"pretraining": {"bert_base", "bert_large"},
                 "squad": {"bert_base"},

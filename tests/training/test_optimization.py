@@ -105,6 +105,7 @@ def test_clipping_sees_the_summed_embedding_gradient():
   np.testing.assert_allclose(clipped[1], [2 ** -0.5, 2 ** -0.5], rtol=1e-6)
 
 
+@pytest.mark.model_garden
 def test_lamb_follows_model_gardens():
   """Three updates of a decayed and an excluded variable, against MG's LAMB."""
   from official.modeling.optimization import lamb as model_garden_lamb
