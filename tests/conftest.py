@@ -43,3 +43,7 @@ def pytest_configure(config):
                           "shared: needs the ../shared data and references")
   config.addinivalue_line("markers",
                           "model_garden: compares with TF Model Garden")
+  config.addinivalue_line(
+      "markers", "rerun: a long program run repeating TensorFlow work that "
+      "other tests do too (the demo, resuming after a kill, retraining with "
+      "--bucket_by_length); CI's TensorFlow 2.21 leg leaves it out")

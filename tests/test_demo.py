@@ -4,9 +4,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.helpers import PROJECT_DIR
 
 
+@pytest.mark.rerun
 def test_demo_runs_every_stage_to_a_served_model(tmp_path):
   result = subprocess.run(
       [sys.executable, os.path.join(PROJECT_DIR, "run_scripts", "demo.py"),

@@ -98,6 +98,7 @@ def test_fine_tuning_learns_the_task(sentiment_run):
   assert float(results["eval_accuracy"]) >= 0.9
 
 
+@pytest.mark.rerun
 def test_bucket_by_length_learns_the_task_as_well(sentiment_run, tmp_path):
   """--bucket_by_length trains on batches of one length each: the task is
   learned as well (dev accuracy within noise of the mixed batches')."""

@@ -79,6 +79,7 @@ def test_fine_tuning_learns_the_entities(ner_run):
                            for figure in ("f1", "precision", "recall")])
 
 
+@pytest.mark.rerun
 def test_bucket_by_length_learns_the_entities_as_well(ner_run, tmp_path):
   """--bucket_by_length cuts the per-position labels with the inputs:
   the entities are learned as well."""
@@ -209,6 +210,7 @@ def test_serve_text_tags_words_as_run_ner_and_reads_entities(ner_run):
   assert spans[:3] == [(0, 4), (6, 8), (9, 13)]  # U+00A0 separates words
 
 
+@pytest.mark.rerun
 def test_a_killed_run_resumes_with_the_batches_it_had_not_seen(ner_run,
                                                                tmp_path):
   """SIGKILL after a checkpoint; the same command finishes with the

@@ -129,6 +129,7 @@ def test_summaries_and_progress(reference_run):
 
 
 @pytest.mark.shared
+@pytest.mark.rerun
 def test_a_killed_run_resumes_where_it_stopped(tmp_path):
   """SIGKILL after the first checkpoint; the same command finishes the run
   with the weights an uninterrupted run ends with."""

@@ -88,6 +88,7 @@ def test_it_learns_and_scores_the_dev_set(squad_run):
       "bert/pooler/dense/kernel/adam_m") == 0)
 
 
+@pytest.mark.rerun
 def test_bucket_by_length_learns_as_well(squad_run, tmp_path):
   """--bucket_by_length (here with micro-batches, which split batches of
   any length): each span softmax covers its batch's length instead of
