@@ -222,7 +222,7 @@ class FullTokenizer:
     forks of it (forked.apply), each with its own word cache (what the
     forks learn is not kept here).
     """
-    texts = [convert_to_unicode(text) for text in texts]
+    texts = list(texts)  # _per_word converts each to str
     return forked.apply(
         lambda chunk: self._per_word(chunk, self._word_ids, self._ids_of),
         texts, processes,
@@ -281,8 +281,9 @@ class FullTokenizer:
     core for a large batch), or encode_compiled (TensorFlow ops) once it is
     built, and for a batch large enough to pay for building it:
     _COMPILE_MIN_CHARS characters when TensorFlow is loaded already,
-    _IMPORT_MIN_CHARS when it must be imported first (about 5 s)."""
-    texts = [convert_to_unicode(text) for text in texts]
+    _IMPORT_MIN_CHARS when it must be imported first (about 5 s). Both
+    paths convert the texts to str themselves; bytes count by length."""
+    texts = list(texts)
     size = sum(map(len, texts))
     if self._in_graph is not None or size >= (
         _COMPILE_MIN_CHARS if "tensorflow" in sys.modules
