@@ -2,6 +2,9 @@
 
 import setuptools
 
+# Beam 2.77 is the version tested.
+_BEAM = "apache-beam>=2.77,<3"
+
 setuptools.setup(
     name="bert_tf",
     version="0.1.0",
@@ -29,7 +32,12 @@ setuptools.setup(
         "seqeval",
     ],
     extras_require={
+        # create_pretraining_data --beam_runner; Dataflow also needs Beam's
+        # Google Cloud clients: pip install -e ".[dataflow]".
+        "beam": [_BEAM],
+        "dataflow": [_BEAM.replace("apache-beam", "apache-beam[gcp]")],
         "test": [
+            _BEAM,
             "hypothesis",
             "pytest",
             "pytest-xdist",

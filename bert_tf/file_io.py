@@ -278,12 +278,18 @@ class AtomicFiles:
       if exc_type is None:
         for file in self._files:
           file.close()
-        for path in self.paths:
-          check_replaceable(path)
-        for temporary, path in zip(self._temporaries, self.paths):
-          _keep_permissions(path, temporary)
-          rename(temporary, path)
+        replace_all(self._temporaries, self.paths)
     return False
+
+
+def replace_all(temporaries, paths):
+  """Renames each complete temporary over its path, once every path is
+  checked replaceable; each takes the permissions of the file it replaces."""
+  for path in paths:
+    check_replaceable(path)
+  for temporary, path in zip(temporaries, paths):
+    _keep_permissions(path, temporary)
+    rename(temporary, path)
 
 
 def _keep_permissions(path, temporary):

@@ -12,6 +12,15 @@ defaults, same records for the same seed:
 With --num_workers=N and --output_dir instead of --output_file, every input
 file is processed on its own, in N processes, exactly as the original run
 on that file alone, and written to <output_dir>/<file name>.tfrecord.
+
+With --beam_runner and --output_dir, the same shards are written by an
+Apache Beam pipeline (pip install -e ".[beam]"), locally or on a cluster;
+flags this script does not define go to Beam (--project, --region,
+--temp_location, --flink_master, ...):
+
+    python run_scripts/create_pretraining_data.py \\
+      --input_file='corpus/*.txt' --output_dir=records \\
+      --vocab_file=vocab.txt --beam_runner=DirectRunner --num_workers=2
 """
 
 from absl import flags, logging
@@ -50,20 +59,35 @@ flags.DEFINE_integer(
     "processes. 0: all input files are one corpus, as the original.")
 flags.DEFINE_string(
     "output_dir", None,
-    "With --num_workers: where <input file name>.tfrecord files go.")
+    "With --num_workers or --beam_runner: where <input file name>.tfrecord "
+    "files go.")
+flags.DEFINE_string(
+    "beam_runner", None,
+    "With --output_dir: run on Apache Beam with this runner (DirectRunner, "
+    "DataflowRunner, FlinkRunner, SparkRunner, ...), one output file per "
+    "input file as --num_workers. Flags not defined here are Beam's "
+    "pipeline options. --num_workers: the DirectRunner's worker processes, "
+    "or Beam's --num_workers on other runners.")
 # --help lists --vocab_file and --do_lower_case with this script's flags.
 flags.adopt_module_key_flags(tokenizer_flags)
 FLAGS = flags.FLAGS
 
 
-def validate_flags():
-  if FLAGS.num_workers > 0:
+def one_shard_per_input():
+  return FLAGS.num_workers > 0 or FLAGS.beam_runner is not None
+
+
+def validate_flags(beam_args):
+  if beam_args and FLAGS.beam_runner is None:
+    raise ValueError(f"unknown flag {beam_args[0]} (Apache Beam's pipeline "
+                     f"options need --beam_runner)")
+  if one_shard_per_input():
     if FLAGS.output_dir is None or FLAGS.output_file is not None:
-      raise ValueError("--num_workers needs --output_dir instead of "
-                       "--output_file")
+      flag = "--beam_runner" if FLAGS.beam_runner else "--num_workers"
+      raise ValueError(f"{flag} needs --output_dir instead of --output_file")
   elif FLAGS.output_file is None:
-    raise ValueError("--output_file is required (or --num_workers with "
-                     "--output_dir)")
+    raise ValueError("--output_file is required (or --num_workers or "
+                     "--beam_runner with --output_dir)")
   if FLAGS.max_seq_length < 5:
     raise ValueError(f"--max_seq_length={FLAGS.max_seq_length}: must be at "
                      f"least 5 ([CLS] a [SEP] b [SEP])")
@@ -94,25 +118,43 @@ def load_tokenizer():
 def output_files(input_files):
   """The files this run writes: --output_file's, or one per input file in
   --output_dir."""
-  if FLAGS.num_workers > 0:
+  if one_shard_per_input():
     return [pretraining_data.output_file_for(path, FLAGS.output_dir)
             for path in input_files]
   return FLAGS.output_file.split(",")
 
 
-def main(_):
-  validate_flags()
+def beam_module():
+  """bert_tf.data.pretraining_beam, or one line saying what to install."""
+  try:
+    from bert_tf.data import pretraining_beam  # pylint: disable=g-import-not-at-top
+  except ImportError as error:
+    if not (error.name or "").startswith("apache_beam"):
+      raise
+    raise ValueError('--beam_runner needs Apache Beam: pip install -e '
+                     '".[beam]" (or pip install apache-beam)') from error
+  return pretraining_beam
+
+
+def main(argv):
+  beam_args = argv[1:]
+  validate_flags(beam_args)
+  beam = beam_module() if FLAGS.beam_runner else None
   input_files = file_io.input_files(FLAGS.input_file)
   outputs = output_files(input_files)
   output_paths.check_outputs(
-      outputs=[("--output_dir" if FLAGS.num_workers else "--output_file",
+      outputs=[("--output_dir" if one_shard_per_input() else "--output_file",
                 path) for path in outputs],
       inputs=[("--input_file", path) for path in input_files]
       + [("--vocab_file", FLAGS.vocab_file)],
       output_dirs=[("--output_dir", FLAGS.output_dir)]
-      if FLAGS.num_workers else [])
+      if one_shard_per_input() else [])
+  if beam:
+    pipeline_options = beam.pipeline_options(FLAGS.beam_runner, beam_args,
+                                             FLAGS.num_workers)
   tokenizer = load_tokenizer()
-  documents.check_text_files(input_files)
+  if not beam:  # Beam's workers check their own files
+    documents.check_text_files(input_files)
   logging.info("*** Reading from input files ***")
   for input_file in input_files:
     logging.info("  %s", input_file)
@@ -123,19 +165,27 @@ def main(_):
       short_seq_prob=FLAGS.short_seq_prob,
       dupe_factor=FLAGS.dupe_factor,
       do_whole_word_mask=FLAGS.do_whole_word_mask)
-  if FLAGS.num_workers > 0:
-    pretraining_data.create_in_parallel(
-        input_files, FLAGS.output_dir,
-        pretraining_data.TokenizerOptions(FLAGS.vocab_file,
-                                          FLAGS.do_lower_case),
-        options, FLAGS.random_seed, FLAGS.num_workers)
+  tokenizer_options = pretraining_data.TokenizerOptions(FLAGS.vocab_file,
+                                                       FLAGS.do_lower_case)
+  summary = None
+  if beam:
+    summary = beam.create_with_beam(
+        input_files, FLAGS.output_dir, tokenizer_options, options,
+        FLAGS.random_seed, pipeline_options)
+  elif FLAGS.num_workers > 0:
+    summary = pretraining_data.create_in_parallel(
+        input_files, FLAGS.output_dir, tokenizer_options, options,
+        FLAGS.random_seed, FLAGS.num_workers)
   else:
     logging.info("*** Writing to output files ***")
     for output_file in outputs:
       logging.info("  %s", output_file)
     pretraining_data.create_pretraining_data(
         input_files, outputs, tokenizer, options, FLAGS.random_seed)
+  if summary:
+    summary.log()
 
 
 if __name__ == "__main__":
-  program.run(main, required_flags=["input_file", "vocab_file"])
+  program.run(main, required_flags=["input_file", "vocab_file"],
+              pass_through_unknown=True)

@@ -14,11 +14,29 @@ import sys
 from absl import app, flags, logging
 
 
-def run(main, required_flags=()):
-  """app.run(main), with expected errors as one line and exit status 1."""
+def run(main, required_flags=(), pass_through_unknown=False):
+  """app.run(main), with expected errors as one line and exit status 1.
+
+  pass_through_unknown: flags the script does not define reach main in its
+  argv (another tool's options, such as Apache Beam's) instead of failing
+  the parse.
+  """
   for name in required_flags:
     flags.mark_flag_as_required(name)
-  app.run(lambda argv: call(main, argv))
+  app.run(lambda argv: call(main, argv),
+          flags_parser=_parse_known_flags if pass_through_unknown
+          else app.parse_flags_with_usage)
+
+
+def _parse_known_flags(argv):
+  """The script's flags parsed; the rest returned, as absl's parser does
+  for the script's own flags' errors."""
+  try:
+    return flags.FLAGS(argv, known_only=True)
+  except flags.Error as error:
+    sys.stderr.write(f"FATAL Flags parsing error: {error}\n"
+                     "Pass --helpshort or --helpfull to see help on flags.\n")
+    sys.exit(1)
 
 
 def call(main, argv):

@@ -8,30 +8,34 @@ import pytest
 
 from tests.helpers import SHARED_DIR
 
-# tf-models-official 2.20.0, the test extra, requires TensorFlow 2.20.
-_MODEL_GARDEN_TENSORFLOW = "2.20"
+# tf-models-official 2.20.0, in the test extra, requires TensorFlow 2.20.
+_TEST_EXTRA_TENSORFLOW = "2.20"
 
 
 def pytest_collection_modifyitems(config, items):
   """Tests marked `shared` skip without ../shared, and tests marked
-  `model_garden` without TF Model Garden (installable only with TensorFlow
-  2.20), but never in CI where they can run."""
+  `model_garden` or `beam` without TF Model Garden or Apache Beam (the test
+  extra, installable with TensorFlow 2.20), but never in CI where they can
+  run."""
   in_ci = os.environ.get("CI") == "true"
   skips = {}
   if not os.path.isdir(SHARED_DIR):
     if in_ci:
       raise pytest.UsageError(f"CI=true but {SHARED_DIR} is missing")
     skips["shared"] = f"{SHARED_DIR} not present (a fresh clone)"
-  if importlib.util.find_spec("official") is None:
-    tensorflow = importlib.metadata.version("tensorflow")
-    if in_ci and tensorflow.startswith(_MODEL_GARDEN_TENSORFLOW + "."):
+  tensorflow = importlib.metadata.version("tensorflow")
+  for marker, module, what in (
+      ("model_garden", "official", "TF Model Garden (tf-models-official)"),
+      ("beam", "apache_beam", "Apache Beam")):
+    if importlib.util.find_spec(module) is not None:
+      continue
+    if in_ci and tensorflow.startswith(_TEST_EXTRA_TENSORFLOW + "."):
       raise pytest.UsageError(
-          "CI=true on TensorFlow 2.20 but TF Model Garden is not installed "
-          '(pip install -e ".[test]")')
-    skips["model_garden"] = (
-        "compares with TF Model Garden (tf-models-official, the test "
-        f"extra), which requires TensorFlow {_MODEL_GARDEN_TENSORFLOW}; this "
-        f"is {tensorflow}")
+          f"CI=true on TensorFlow {_TEST_EXTRA_TENSORFLOW} but {what} is not "
+          f'installed (pip install -e ".[test]")')
+    skips[marker] = (f"needs {what}, which the test extra installs with "
+                     f"TensorFlow {_TEST_EXTRA_TENSORFLOW}; this is "
+                     f"{tensorflow} without it")
   for item in items:
     for marker, reason in skips.items():
       if marker in item.keywords:
@@ -43,6 +47,7 @@ def pytest_configure(config):
                           "shared: needs the ../shared data and references")
   config.addinivalue_line("markers",
                           "model_garden: compares with TF Model Garden")
+  config.addinivalue_line("markers", "beam: runs an Apache Beam pipeline")
   config.addinivalue_line(
       "markers", "rerun: a long program run repeating TensorFlow work that "
       "other tests do too (the demo, resuming after a kill, retraining with "

@@ -74,13 +74,13 @@ def test_forks_write_what_one_process_writes(tmp_path):
   result = run_script({**flag_values,
                        "output_file": tmp_path / "forked.tfrecord"})
   assert result.returncode == 0, result.stderr[-3000:]
-  written = pretraining_data.create_pretraining_data(
+  summary = pretraining_data.create_pretraining_data(
       [str(corpus)], [str(tmp_path / "one.tfrecord")],
       tokenization.FullTokenizer(vocabulary_file()),
       pretraining_instances.InstanceOptions(
           max_seq_length=64, max_predictions_per_seq=10, dupe_factor=2),
       random_seed=12345)
-  assert written > pretraining_data._SERIALIZED_IN_FORKS_FROM  # pylint: disable=protected-access
+  assert summary.instances > pretraining_data._SERIALIZED_IN_FORKS_FROM  # pylint: disable=protected-access
   assert ((tmp_path / "forked.tfrecord").read_bytes()
           == (tmp_path / "one.tfrecord").read_bytes())
 
@@ -179,7 +179,8 @@ def test_num_workers_needs_output_dir(corpus, vocab, tmp_path):
 
 
 def test_runs_without_importing_tensorflow(corpus, vocab, tmp_path):
-  """TensorFlow's import alone takes seconds; local data never needs it."""
+  """TensorFlow's import alone takes seconds; local data never needs it.
+  Apache Beam is imported only with --beam_runner."""
   script = (
       "import runpy, sys\n"
       f"sys.path.insert(0, {os.path.dirname(SCRIPT)!r})  # as python does\n"
@@ -189,11 +190,11 @@ def test_runs_without_importing_tensorflow(corpus, vocab, tmp_path):
       f"  runpy.run_path({SCRIPT!r}, run_name='__main__')\n"
       "except SystemExit as stop:\n"
       "  assert not stop.code, stop.code\n"
-      "print('tensorflow' in sys.modules)\n")
+      "print('tensorflow' in sys.modules, 'apache_beam' in sys.modules)\n")
   result = subprocess.run([sys.executable, "-c", script], capture_output=True,
                           text=True, timeout=300, check=False)
   assert result.returncode == 0, result.stderr[-2000:]
-  assert result.stdout.strip().splitlines()[-1] == "False"
+  assert result.stdout.strip().splitlines()[-1] == "False False"
   assert (tmp_path / "x.tfrecord").stat().st_size > 0
 
 

@@ -37,9 +37,46 @@ class TokenizerOptions:
   do_lower_case: bool = True
 
 
+@dataclasses.dataclass(frozen=True)
+class CreationSummary:
+  """What one job read and wrote: its documents and their WordPiece tokens,
+  and its instances (one record each)."""
+  documents: int
+  tokens: int
+  instances: int
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSummary:
+  """A run over many files, for the log line at its end."""
+  files: int
+  documents: int
+  tokens: int
+  instances: int
+  records_per_shard: tuple  # (min, mean, max)
+  seconds: float
+
+  @classmethod
+  def of(cls, summaries, seconds):
+    """From the CreationSummary of each file."""
+    records = [summary.instances for summary in summaries]
+    return cls(len(summaries), sum(s.documents for s in summaries),
+               sum(s.tokens for s in summaries), sum(records),
+               (min(records), sum(records) / len(records), max(records)),
+               seconds)
+
+  def log(self):
+    low, mean, high = self.records_per_shard
+    logger.info(
+        "Done: %d files, %d documents, %d tokens, %d instances in %.1f s "
+        "(%.0f tokens/s); records per shard: min %d, mean %.1f, max %d",
+        self.files, self.documents, self.tokens, self.instances,
+        self.seconds, self.tokens / max(self.seconds, 1e-9), low, mean, high)
+
+
 def create_pretraining_data(input_files, output_files, tokenizer, options,
                             random_seed, atomic=True, processes=None):
-  """Writes the original's records for these inputs; returns their number.
+  """Writes the original's records for these inputs.
 
   Args:
     input_files: text files, one sentence per line, blank line between
@@ -53,6 +90,9 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
     processes: processes to tokenise and serialise in (None: one per
       core).
 
+  Returns:
+    A CreationSummary.
+
   Raises:
     ValueError: the inputs hold no text.
   """
@@ -63,6 +103,10 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
     instances = create_training_instances(
         documents, Vocabulary(tokenizer.vocab), options,
         random.Random(random_seed))
+  summary = CreationSummary(
+      documents=len(documents), instances=len(instances),
+      tokens=sum(len(sentence) for document in documents
+                 for sentence in document))
   del documents
   for instance in instances[:_LOGGED_EXAMPLES]:
     _log_example(instance, tokenizer)
@@ -78,7 +122,7 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
                   (len(instances) - written) * elapsed / written)
   logger.info("Wrote %d total instances to %s in %.1f s", writer.written,
               ", ".join(output_files), time.time() - start)
-  return writer.written
+  return summary
 
 
 def _serialized(instances, options, processes):
@@ -112,12 +156,8 @@ def output_file_for(input_file, output_dir):
   return os.path.join(output_dir, os.path.basename(input_file) + ".tfrecord")
 
 
-def create_in_parallel(input_files, output_dir, tokenizer_options, options,
-                       random_seed, num_workers):
-  """One job per input file, as if the original ran on that file alone.
-
-  Returns:
-    {input file: records written}.
+def output_files_for(input_files, output_dir):
+  """{input file: its output file in output_dir}, one shard per input.
 
   Raises:
     ValueError: two input files would write the same output file.
@@ -130,24 +170,38 @@ def create_in_parallel(input_files, output_dir, tokenizer_options, options,
       raise ValueError(f"{input_file} and {clash} would both write {output}; "
                        f"give input files distinct names")
     outputs[input_file] = output
+  return outputs
+
+
+def create_in_parallel(input_files, output_dir, tokenizer_options, options,
+                       random_seed, num_workers):
+  """One job per input file, as if the original ran on that file alone.
+
+  Returns:
+    A RunSummary.
+
+  Raises:
+    ValueError: two input files would write the same output file.
+  """
+  outputs = output_files_for(input_files, output_dir)
   # spawn: TensorFlow is not safe to fork once initialised.
   context = multiprocessing.get_context("spawn")
-  start, written = time.time(), {}
+  start, summaries = time.time(), {}
   # Workers write the staged temporaries; all are renamed when all are done.
   staged = file_io.AtomicFiles(list(outputs.values()), "wb")
   with staged, concurrent.futures.ProcessPoolExecutor(
       num_workers, mp_context=context,
       initializer=_configure_worker_logging) as pool:
     futures = {
-        pool.submit(_create_one, input_file, temporary, tokenizer_options,
+        pool.submit(create_shard, input_file, temporary, tokenizer_options,
                     options, random_seed): input_file
         for input_file, temporary in zip(outputs, staged.temporaries)}
     for future in concurrent.futures.as_completed(futures):
-      written[futures[future]] = future.result()
-      total = sum(written.values())
-      logger.info("%d/%d files done, %d instances (%.0f/s)", len(written),
+      summaries[futures[future]] = future.result()
+      total = sum(summary.instances for summary in summaries.values())
+      logger.info("%d/%d files done, %d instances (%.0f/s)", len(summaries),
                   len(outputs), total, total / (time.time() - start))
-  return written
+  return RunSummary.of(list(summaries.values()), time.time() - start)
 
 
 _worker_tokenizers = {}
@@ -158,10 +212,15 @@ def _configure_worker_logging():
                       format="%(asctime)s %(processName)s %(message)s")
 
 
-def _create_one(input_file, staged_file, tokenizer_options, options,
-                random_seed):
-  """A worker's job, written straight into the parent's staged temporary;
-  each worker builds its tokenizer once."""
+def create_shard(input_file, staged_file, tokenizer_options, options,
+                 random_seed):
+  """One input file's records, as the original writes for it alone, written
+  straight into a temporary the caller staged (and renames); each worker
+  process builds its tokenizer once.
+
+  Returns:
+    A CreationSummary.
+  """
   if tokenizer_options not in _worker_tokenizers:
     _worker_tokenizers[tokenizer_options] = tokenization.FullTokenizer(
         tokenizer_options.vocab_file, tokenizer_options.do_lower_case)
