@@ -11,13 +11,23 @@ time, peak resident memory, the ratios, and whether the records are equal.
 
 Without --input_file the text is the project's docstring corpus
 (run_scripts/make_docstring_corpus.py) repeated to --target_mb.
+
+With --shards=N, the text's documents are shuffled into N files of
+--target_mb in all, and three runs write one output per file: the original,
+one process per file, --parallel at a time (its README's advice for big
+corpora); bert_tf --num_workers=--parallel; and bert_tf on Apache Beam's
+DirectRunner with --parallel workers (run it with a python that has the
+beam extra). Memory is the peak of all the run's processes together.
 """
 
 import argparse
+import concurrent.futures
 import os
+import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 PROJECT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -47,6 +57,12 @@ def parse_args():
   parser.add_argument("--dupe_factor", type=int, default=5)
   parser.add_argument("--max_seq_length", type=int, default=128)
   parser.add_argument("--max_predictions_per_seq", type=int, default=20)
+  parser.add_argument("--do_lower_case", default="True",
+                      choices=["True", "False"])
+  parser.add_argument("--shards", type=int, default=0,
+                      help="0: one file; N: N files, three sharded runs")
+  parser.add_argument("--parallel", type=int, default=2,
+                      help="processes or workers of the sharded runs")
   return parser.parse_args()
 
 
@@ -69,18 +85,63 @@ def make_input(args, work_dir):
   return path
 
 
-def timed_run(command):
-  """(wall seconds, peak RSS in MB) of a command in a fresh process."""
+def timed_runs(commands, parallel=1):
+  """(wall seconds, peak MB of all their processes together) of commands
+  run in fresh processes, `parallel` at a time."""
+  peak, done = _MemoryPeak(), threading.Event()
+  sampler = threading.Thread(target=peak.sample_until, args=(done,))
+  sampler.start()
+  start = time.perf_counter()
+  try:
+    with concurrent.futures.ThreadPoolExecutor(parallel) as pool:
+      list(pool.map(_run_logged, commands))
+  finally:
+    done.set()
+    sampler.join()
+  return time.perf_counter() - start, peak.megabytes
+
+
+def _run_logged(command):
   with tempfile.TemporaryFile() as log:
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=log, stderr=log)
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
+    if subprocess.run(command, stdout=log, stderr=log,
+                      check=False).returncode != 0:
       log.seek(0)
       raise RuntimeError(f"{command[:2]} failed:\n"
                          f"{log.read().decode('utf-8', 'replace')[-3000:]}")
-  return seconds, usage.ru_maxrss / 1024
+
+
+class _MemoryPeak:
+  """The largest sum of resident memory over this process's descendants,
+  sampled from /proc every 50 ms."""
+
+  def __init__(self):
+    self.megabytes = 0.0
+
+  def sample_until(self, done):
+    while not done.wait(0.05):
+      self.megabytes = max(self.megabytes, _descendants_rss_mb(os.getpid()))
+
+
+def _descendants_rss_mb(root):
+  parents, rss = {}, {}
+  for name in os.listdir("/proc"):
+    if not name.isdigit():
+      continue
+    try:
+      with open(f"/proc/{name}/stat", encoding="utf-8") as reader:
+        fields = reader.read().rsplit(")", 1)[1].split()
+    except OSError:
+      continue
+    parents[int(name)] = int(fields[1])
+    rss[int(name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+  total = 0.0
+  for pid in rss:
+    ancestor = parents.get(pid)
+    while ancestor and ancestor != root:
+      ancestor = parents.get(ancestor)
+    if ancestor == root:
+      total += rss[pid]
+  return total
 
 
 def records(path):
@@ -89,42 +150,112 @@ def records(path):
           for record in tf.data.TFRecordDataset(path)]
 
 
+def make_shards(args, source, work_dir):
+  """--shards files of --target_mb in all, each the source's documents in
+  its own random order (no document twice in a file, unless the source is
+  smaller than a file)."""
+  with open(source, encoding="utf-8") as reader:
+    documents = [document.strip("\n") + "\n\n"
+                 for document in reader.read().split("\n\n")
+                 if document.strip()]
+  directory = os.path.join(work_dir, "corpus")
+  os.makedirs(directory)
+  paths = []
+  for index in range(args.shards):
+    order = list(documents)
+    random.Random(index).shuffle(order)
+    path = os.path.join(directory, f"part{index:03d}.txt")
+    with open(path, "w", encoding="utf-8") as writer:
+      size, position = 0, 0
+      while size < args.target_mb * 1e6 / args.shards:
+        document = order[position % len(order)]
+        writer.write(document)
+        size += len(document.encode("utf-8"))
+        position += 1
+    paths.append(path)
+  return paths
+
+
+def print_results(results, size_mb, note):
+  print(f"{size_mb:.2f} MB of text, {note}, {os.cpu_count()} cores; wall "
+        f"time and peak resident memory of all the run's processes")
+  print(f"{'':<22} {'seconds':>8} {'MB/s':>6} {'peak MB':>8} {'speed-up':>8} "
+        f"{'memory':>7}")
+  original_s, original_mb = results["original"]
+  for name, (seconds, peak) in results.items():
+    print(f"{name:<22} {seconds:>8.2f} {size_mb / seconds:>6.2f} "
+          f"{peak:>8.0f} {original_s / seconds:>7.1f}x "
+          f"{peak / original_mb:>7.2f}")
+
+
 def main():
   args = parse_args()
   work_dir = tempfile.mkdtemp()
-  input_file = make_input(args, work_dir)
   shim = os.path.join(work_dir, "run_original.py")
   with open(shim, "w", encoding="utf-8") as writer:
     writer.write(_ORIGINAL_SHIM.format(
         original_dir=os.path.abspath(args.original_dir)))
-  flags = [f"--input_file={input_file}", f"--vocab_file={args.vocab_file}",
-           "--do_lower_case=True", f"--dupe_factor={args.dupe_factor}",
+  flags = [f"--vocab_file={args.vocab_file}",
+           f"--do_lower_case={args.do_lower_case}",
+           f"--dupe_factor={args.dupe_factor}",
            f"--max_seq_length={args.max_seq_length}",
            f"--max_predictions_per_seq={args.max_predictions_per_seq}"]
+  original = [sys.executable, shim, *flags]
+  ours = [sys.executable, os.path.join(
+      PROJECT_DIR, "run_scripts", "create_pretraining_data.py"), *flags]
+  if args.shards:
+    compare_sharded(args, work_dir, original, ours)
+  else:
+    compare_one_file(args, work_dir, original, ours)
+
+
+def compare_one_file(args, work_dir, original, ours):
+  input_file = make_input(args, work_dir)
   outputs = {name: os.path.join(work_dir, f"{name}.tfrecord")
              for name in ("original", "bert_tf")}
-  commands = {
-      "original": [sys.executable, shim],
-      "bert_tf": [sys.executable, os.path.join(
-          PROJECT_DIR, "run_scripts", "create_pretraining_data.py")],
-  }
-  results = {name: timed_run(command + flags
-                             + [f"--output_file={outputs[name]}"])
-             for name, command in commands.items()}
-  ours, theirs = records(outputs["bert_tf"]), records(outputs["original"])
-
-  size_mb = os.path.getsize(input_file) / 1e6
-  print(f"{size_mb:.2f} MB of text, dupe_factor={args.dupe_factor}, "
-        f"max_seq_length={args.max_seq_length}, {len(theirs)} instances, "
-        f"{os.cpu_count()} cores; wall time and peak RSS of the whole process")
-  print(f"{'':<10} {'seconds':>8} {'MB/s':>6} {'peak MB':>8}")
-  for name, (seconds, peak) in results.items():
-    print(f"{name:<10} {seconds:>8.2f} {size_mb / seconds:>6.2f} {peak:>8.0f}")
-  (original_s, original_mb), (ours_s, ours_mb) = (results["original"],
-                                                  results["bert_tf"])
-  print(f"throughput ratio bert_tf / original: {original_s / ours_s:.1f}x; "
-        f"peak memory: {ours_mb / original_mb:.2f} of the original's")
+  results = {
+      name: timed_runs([command + [f"--input_file={input_file}",
+                                   f"--output_file={outputs[name]}"]])
+      for name, command in (("original", original), ("bert_tf", ours))}
+  theirs, ours = records(outputs["original"]), records(outputs["bert_tf"])
+  print_results(results, os.path.getsize(input_file) / 1e6,
+                f"dupe_factor={args.dupe_factor}, max_seq_length="
+                f"{args.max_seq_length}, {len(theirs)} instances")
   print(f"records identical: {ours == theirs} ({len(ours)} vs {len(theirs)})")
+
+
+def compare_sharded(args, work_dir, original, ours):
+  shards = make_shards(args, make_input(args, work_dir), work_dir)
+  output_dirs = {name: os.path.join(work_dir, name) for name in (
+      "original", "bert_tf --num_workers", "bert_tf --beam_runner")}
+  os.makedirs(output_dirs["original"])
+  glob = os.path.join(os.path.dirname(shards[0]), "*.txt")
+  results = {
+      "original": timed_runs(
+          [original + [f"--input_file={shard}", "--output_file=" + os.path.join(
+              output_dirs["original"], os.path.basename(shard) + ".tfrecord")]
+           for shard in shards], args.parallel),
+      "bert_tf --num_workers": timed_runs([ours + [
+          f"--input_file={glob}", f"--num_workers={args.parallel}",
+          f"--output_dir={output_dirs['bert_tf --num_workers']}"]]),
+      "bert_tf --beam_runner": timed_runs([ours + [
+          f"--input_file={glob}", "--beam_runner=DirectRunner",
+          f"--num_workers={args.parallel}",
+          f"--output_dir={output_dirs['bert_tf --beam_runner']}"]]),
+  }
+  size_mb = sum(os.path.getsize(shard) for shard in shards) / 1e6
+  print_results(results, size_mb,
+                f"{len(shards)} files, dupe_factor={args.dupe_factor}, "
+                f"max_seq_length={args.max_seq_length}, "
+                f"--parallel={args.parallel}")
+  names = sorted(os.listdir(output_dirs["original"]))
+  expected = [records(os.path.join(output_dirs["original"], name))
+              for name in names]
+  for name, directory in list(output_dirs.items())[1:]:
+    same = sorted(os.listdir(directory)) == names and expected == [
+        records(os.path.join(directory, shard)) for shard in names]
+    print(f"{name}: records of all {len(names)} files equal to the "
+          f"original's: {same}")
 
 
 if __name__ == "__main__":

@@ -140,6 +140,11 @@ def main(argv):
   beam_args = argv[1:]
   validate_flags(beam_args)
   beam = beam_module() if FLAGS.beam_runner else None
+  if beam:
+    beam.check_paths_reach_workers(FLAGS.beam_runner, [
+        ("--input_file", FLAGS.input_file),
+        ("--output_dir", FLAGS.output_dir),
+        ("--vocab_file", FLAGS.vocab_file)])
   input_files = file_io.input_files(FLAGS.input_file)
   outputs = output_files(input_files)
   output_paths.check_outputs(
@@ -149,9 +154,8 @@ def main(argv):
       + [("--vocab_file", FLAGS.vocab_file)],
       output_dirs=[("--output_dir", FLAGS.output_dir)]
       if one_shard_per_input() else [])
-  if beam:
-    pipeline_options = beam.pipeline_options(FLAGS.beam_runner, beam_args,
-                                             FLAGS.num_workers)
+  pipeline_options = beam.pipeline_options(
+      FLAGS.beam_runner, beam_args, FLAGS.num_workers) if beam else None
   tokenizer = load_tokenizer()
   if not beam:  # Beam's workers check their own files
     documents.check_text_files(input_files)

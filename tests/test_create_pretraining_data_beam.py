@@ -1,6 +1,7 @@
 """create_pretraining_data --beam_runner: the shards --num_workers writes,
 from an Apache Beam pipeline (the DirectRunner here), under #7's rules."""
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -118,6 +119,9 @@ def test_a_failed_file_is_named_and_no_shard_is_written(tmp_path):
 
 
 @pytest.mark.parametrize("flag_values, expected", [
+    ({"beam_runner": "DataflowRunner", "project": "p"},
+     "--input_file=.*corpus.txt: DataflowRunner's workers cannot read this "
+     "machine's files; give a gs:// path"),
     ({"bogus_option": 1}, "--bogus_option: neither a flag of this script nor "
                           "an Apache Beam pipeline option"),
     ({"runner": "DirectRunner"}, "--runner: give the runner as --beam_runner"),
@@ -137,6 +141,32 @@ def test_flags_are_checked_before_any_work(flag_values, expected, tmp_path):
   assert_fails_in_one_line((result.returncode, result.stderr),
                            "create_pretraining_data", expected)
   assert sorted(os.listdir(tmp_path)) == ["corpus.txt"]
+
+
+def _installed(module):
+  try:
+    return importlib.util.find_spec(module) is not None
+  except ModuleNotFoundError:  # its parent package is not
+    return False
+
+
+@pytest.mark.skipif(_installed("google.cloud.storage"),
+                    reason="would submit a Dataflow job")
+def test_a_runner_without_its_extra_fails_in_one_line(tmp_path):
+  from bert_tf.data import pretraining_beam  # pylint: disable=g-import-not-at-top
+  corpus = tmp_path / "corpus.txt"
+  corpus.write_text("One sentence.\nAnother.\n")
+  options = pretraining_beam.pipeline_options("DataflowRunner", [
+      "--project=my-project-123", "--region=us-central1",
+      "--temp_location=gs://my-bucket-123/tmp"])
+  with pytest.raises(ValueError, match="--beam_runner: Google Cloud "
+                     "Dataflow runner not available, please install "
+                     "apache_beam\\[gcp\\]"):
+    pretraining_beam.create_with_beam(
+        [str(corpus)], str(tmp_path / "out"),
+        pretraining_data.TokenizerOptions(demo_vocab_file()), OPTIONS, 5,
+        options)
+  assert os.listdir(tmp_path / "out") == []
 
 
 def test_without_apache_beam_the_flag_says_what_to_install(tmp_path):

@@ -107,6 +107,26 @@ def _remove_staged(jobs):
       file_io.remove(staged_file)
 
 
+# Runners whose workers run on other machines than the launcher's.
+_REMOTE_RUNNERS = ("DataflowRunner",)
+
+
+def check_paths_reach_workers(runner, flagged_paths):
+  """Raises ValueError, naming the flag, for a local path that a remote
+  runner's workers would not find.
+
+  Args:
+    runner: the --beam_runner.
+    flagged_paths: (flag, path) pairs the workers read or write.
+  """
+  if runner not in _REMOTE_RUNNERS:
+    return
+  for flag, path in flagged_paths:
+    if not file_io.is_url(path):
+      raise ValueError(f"{flag}={path}: {runner}'s workers cannot read "
+                       f"this machine's files; give a gs:// path")
+
+
 def pipeline_options(runner, args, num_workers=0):
   """Beam's options: the runner, and the command line's flags that are
   Beam's own (--project, --region, --temp_location, --flink_master, ...).
@@ -191,7 +211,10 @@ def create_with_beam(input_files, output_dir, tokenizer_options, options,
        | "AllShards" >> beam.combiners.ToList()
        | "RenameIntoPlace" >> beam.Map(_finalize, jobs))
   try:
-    result = pipeline.run()
+    try:
+      result = pipeline.run()
+    except ImportError as error:  # a runner's own extra, such as Dataflow's
+      raise ValueError(f"--beam_runner: {error}") from error
     result.wait_until_finish()
   finally:
     _remove_staged(jobs)  # what a failed or killed run left
