@@ -111,37 +111,46 @@ def _run_logged(command):
 
 
 class _MemoryPeak:
-  """The largest sum of resident memory over this process's descendants,
-  sampled from /proc every 50 ms."""
+  """The largest sum of proportional set size (PSS: shared pages divided
+  among the processes sharing them, so that forks and shared libraries
+  count once) over this process's descendants, sampled every 50 ms."""
 
   def __init__(self):
     self.megabytes = 0.0
 
   def sample_until(self, done):
     while not done.wait(0.05):
-      self.megabytes = max(self.megabytes, _descendants_rss_mb(os.getpid()))
+      self.megabytes = max(self.megabytes, sum(
+          _pss_mb(pid) for pid in _descendants(os.getpid())))
 
 
-def _descendants_rss_mb(root):
-  parents, rss = {}, {}
+def _descendants(root):
+  parents = {}
   for name in os.listdir("/proc"):
-    if not name.isdigit():
-      continue
-    try:
-      with open(f"/proc/{name}/stat", encoding="utf-8") as reader:
-        fields = reader.read().rsplit(")", 1)[1].split()
-    except OSError:
-      continue
-    parents[int(name)] = int(fields[1])
-    rss[int(name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-  total = 0.0
-  for pid in rss:
-    ancestor = parents.get(pid)
-    while ancestor and ancestor != root:
-      ancestor = parents.get(ancestor)
-    if ancestor == root:
-      total += rss[pid]
-  return total
+    if name.isdigit():
+      try:
+        with open(f"/proc/{name}/stat", encoding="utf-8") as reader:
+          parents[int(name)] = int(reader.read().rsplit(")", 1)[1].split()[1])
+      except OSError:
+        continue
+  found, frontier = [], [root]
+  while frontier:
+    children = [pid for pid, parent in parents.items()
+                if parent in frontier]
+    found += children
+    frontier = children
+  return found
+
+
+def _pss_mb(pid):
+  try:
+    with open(f"/proc/{pid}/smaps_rollup", encoding="utf-8") as reader:
+      for line in reader:
+        if line.startswith("Pss:"):
+          return int(line.split()[1]) / 1024
+  except OSError:
+    pass
+  return 0.0
 
 
 def records(path):
@@ -178,7 +187,7 @@ def make_shards(args, source, work_dir):
 
 def print_results(results, size_mb, note):
   print(f"{size_mb:.2f} MB of text, {note}, {os.cpu_count()} cores; wall "
-        f"time and peak resident memory of all the run's processes")
+        f"time and peak memory (PSS) of all the run's processes together")
   print(f"{'':<22} {'seconds':>8} {'MB/s':>6} {'peak MB':>8} {'speed-up':>8} "
         f"{'memory':>7}")
   original_s, original_mb = results["original"]
