@@ -160,6 +160,9 @@ def test_num_workers_equals_running_each_file_alone(vocab, tmp_path):
   assert result.returncode == 0, result.stderr[-3000:]
   assert sorted(os.listdir(tmp_path / "parallel")) == [
       "first.txt.tfrecord", "second.txt.tfrecord"]
+  assert re.search(r"Done: 2 files, 4 documents, \d+ tokens, \d+ instances "
+                   r"in .* s \(\d+ tokens/s\); records per shard: min \d+, "
+                   r"mean [\d.]+, max \d+", result.stderr), result.stderr[-3000:]
   for name in texts:
     alone = str(tmp_path / f"{name}.alone.tfrecord")
     result = run_script({**common, "input_file": str(tmp_path / name),

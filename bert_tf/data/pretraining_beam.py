@@ -205,7 +205,7 @@ def create_with_beam(input_files, output_dir, tokenizer_options, options,
   _ = (pipeline
        | "InputFiles" >> beam.Create(
            [(input_file, staged) for input_file, staged, _ in jobs])
-       | "OneFilePerWorker" >> beam.Reshuffle()
+       | "SpreadOverWorkers" >> beam.Reshuffle()
        | "CreateShards" >> beam.ParDo(
            _CreateShard(tokenizer_options, options, random_seed))
        | "AllShards" >> beam.combiners.ToList()
