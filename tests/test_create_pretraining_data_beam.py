@@ -186,3 +186,12 @@ def test_without_apache_beam_the_flag_says_what_to_install(tmp_path):
       (result.returncode, result.stderr), "create_pretraining_data",
       '--beam_runner needs Apache Beam: pip install -e "\\.\\[beam\\]"')
   assert not (tmp_path / "out").exists()
+
+
+def test_the_direct_runner_never_reaches_the_network():
+  """Beam's DirectRunner would first download its Prism runner from GitHub;
+  its local FnApiRunner, which it falls back to, needs nothing."""
+  from bert_tf.data import pretraining_beam  # pylint: disable=g-import-not-at-top
+  options = pretraining_beam.pipeline_options("DirectRunner", [], 2)
+  assert options.get_all_options()["runner"] == "FnApiRunner"
+  assert options.get_all_options()["direct_num_workers"] == 2
