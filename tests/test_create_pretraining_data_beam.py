@@ -195,3 +195,12 @@ def test_the_direct_runner_never_reaches_the_network():
   options = pretraining_beam.pipeline_options("DirectRunner", [], 2)
   assert options.get_all_options()["runner"] == "FnApiRunner"
   assert options.get_all_options()["direct_num_workers"] == 2
+
+
+def test_num_workers_is_beams_own_on_other_runners():
+  from bert_tf.data import pretraining_beam  # pylint: disable=g-import-not-at-top
+  options = pretraining_beam.pipeline_options(
+      "DataflowRunner", ["--project=p", "--max_num_workers=9"], 5)
+  assert options.get_all_options()["runner"] == "DataflowRunner"
+  assert options.get_all_options()["num_workers"] == 5
+  assert options.get_all_options()["max_num_workers"] == 9
