@@ -3,6 +3,7 @@ from an Apache Beam pipeline (the DirectRunner here), under #7's rules."""
 
 import importlib.util
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -204,3 +205,27 @@ def test_num_workers_is_beams_own_on_other_runners():
   assert options.get_all_options()["runner"] == "DataflowRunner"
   assert options.get_all_options()["num_workers"] == 5
   assert options.get_all_options()["max_num_workers"] == 9
+
+
+def test_renaming_into_place_is_safe_to_retry(tmp_path):
+  """A runner may run the last step again after it renamed some shards."""
+  from bert_tf.data import pretraining_beam  # pylint: disable=g-import-not-at-top
+  jobs = [(f"{name}.txt", str(tmp_path / f"{name}.tfrecord.tmp-{'c' * 32}"),
+           str(tmp_path / f"{name}.tfrecord")) for name in ("a", "b")]
+  for _, staged, _ in jobs:
+    pathlib.Path(staged).write_bytes(b"new")
+  os.replace(jobs[0][1], jobs[0][2])  # the first attempt got this far
+  pretraining_beam._finalize([("a.txt", True), ("b.txt", True)], jobs)  # pylint: disable=protected-access
+  assert sorted(os.listdir(tmp_path)) == ["a.tfrecord", "b.tfrecord"]
+  assert (tmp_path / "b.tfrecord").read_bytes() == b"new"
+
+
+def test_a_failed_file_leaves_no_staged_shard(tmp_path):
+  from bert_tf.data import pretraining_beam  # pylint: disable=g-import-not-at-top
+  (tmp_path / "a.tfrecord").write_bytes(b"an earlier run's")
+  jobs = [(f"{name}.txt", str(tmp_path / f"{name}.tfrecord.tmp-{'d' * 32}"),
+           str(tmp_path / f"{name}.tfrecord")) for name in ("a", "b")]
+  pathlib.Path(jobs[0][1]).write_bytes(b"new")
+  pretraining_beam._finalize([("a.txt", True), ("b.txt", False)], jobs)  # pylint: disable=protected-access
+  assert os.listdir(tmp_path) == ["a.tfrecord"]
+  assert (tmp_path / "a.tfrecord").read_bytes() == b"an earlier run's"
