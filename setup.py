@@ -3,7 +3,7 @@
 import setuptools
 
 # Beam 2.77 is the version tested.
-_BEAM = "apache-beam>=2.77,<3"
+_BEAM_VERSIONS = ">=2.77,<3"
 
 setuptools.setup(
     name="bert_tf",
@@ -34,10 +34,10 @@ setuptools.setup(
     extras_require={
         # create_pretraining_data --beam_runner; Dataflow also needs Beam's
         # Google Cloud clients: pip install -e ".[dataflow]".
-        "beam": [_BEAM],
-        "dataflow": [_BEAM.replace("apache-beam", "apache-beam[gcp]")],
+        "beam": [f"apache-beam{_BEAM_VERSIONS}"],
+        "dataflow": [f"apache-beam[gcp]{_BEAM_VERSIONS}"],
         "test": [
-            _BEAM,
+            f"apache-beam{_BEAM_VERSIONS}",
             "hypothesis",
             "pytest",
             "pytest-xdist",

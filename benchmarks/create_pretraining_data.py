@@ -31,6 +31,8 @@ import tempfile
 import threading
 import time
 
+from bert_tf.data import pretraining_data
+
 PROJECT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OFFICIAL_UNCASED = os.path.join(os.path.dirname(PROJECT_DIR), "shared",
                                 "vocab", "bert-base-uncased-vocab.txt")
@@ -258,8 +260,9 @@ def compare_sharded(args, work_dir, original, ours):
   glob = os.path.join(os.path.dirname(shards[0]), "*.txt")
   results = {
       "original": timed_runs(
-          [original + [f"--input_file={shard}", "--output_file=" + os.path.join(
-              output_dirs["original"], os.path.basename(shard) + ".tfrecord")]
+          [original + [f"--input_file={shard}", "--output_file="
+                       + pretraining_data.output_file_for(
+                           shard, output_dirs["original"])]
            for shard in shards], args.parallel),
       "bert_tf --num_workers": timed_runs([ours + [
           f"--input_file={glob}", f"--num_workers={args.parallel}",

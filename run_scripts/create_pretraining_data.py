@@ -119,8 +119,8 @@ def output_files(input_files):
   """The files this run writes: --output_file's, or one per input file in
   --output_dir."""
   if one_shard_per_input():
-    return [pretraining_data.output_file_for(path, FLAGS.output_dir)
-            for path in input_files]
+    return list(pretraining_data.output_files_for(input_files,
+                                                  FLAGS.output_dir).values())
   return FLAGS.output_file.split(",")
 
 

@@ -328,3 +328,17 @@ def test_a_failing_worker_leaves_every_earlier_output(vocab, tmp_path):
                                             "good.txt.tfrecord"]
   for name in os.listdir(output_dir):
     assert (output_dir / name).read_bytes() == b"an earlier run's"
+
+
+def test_two_inputs_of_one_name_are_refused_before_any_work(vocab, tmp_path):
+  for directory in ("a", "b"):
+    (tmp_path / directory).mkdir()
+    (tmp_path / directory / "corpus.txt").write_text("One sentence.\n")
+  result = run_script({"input_file": f"{tmp_path}/*/corpus.txt",
+                       "vocab_file": vocab, "num_workers": 2,
+                       "output_dir": tmp_path / "out"})
+  assert_fails_in_one_line(
+      (result.returncode, result.stderr), "create_pretraining_data",
+      "b/corpus.txt and .*a/corpus.txt would both write .*out/corpus.txt."
+      "tfrecord; give input files distinct names")
+  assert not (tmp_path / "out").exists()

@@ -216,8 +216,9 @@ def create_with_beam(input_files, output_dir, tokenizer_options, options,
     except ImportError as error:  # a runner's own extra, such as Dataflow's
       raise ValueError(f"--beam_runner: {error}") from error
     result.wait_until_finish()
-  finally:
+  except BaseException:
     _remove_staged(jobs)  # what a failed or killed run left
+    raise
   return _summary(result, len(jobs), time.time() - start)
 
 
