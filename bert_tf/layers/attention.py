@@ -6,6 +6,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import truncated_normal
 
 # Added to the scores of padded keys, as in the original; large enough to
@@ -52,7 +53,7 @@ class SelfAttention(keras.layers.Layer):
                                  name=name)
       dense.build(input_shape)
       setattr(self, name, dense)
-    self.dropout = keras.layers.Dropout(self.dropout_rate)
+    self.dropout = Dropout(self.dropout_rate)
 
   def call(self, hidden_states, input_mask, training=None):
     """Attends from every position to every unpadded position.

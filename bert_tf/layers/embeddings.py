@@ -4,6 +4,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.normalization import layer_norm
 
@@ -58,7 +59,7 @@ class BertEmbeddings(keras.layers.Layer):
         initializer=initializer)
     self.layer_norm = layer_norm("layer_norm")
     self.layer_norm.build((None, None, self.hidden_size))
-    self.dropout = keras.layers.Dropout(self.dropout_rate)
+    self.dropout = Dropout(self.dropout_rate)
 
   def call(self, input_ids, segment_ids, training=None):
     """[batch_size, seq_length] ids -> [batch_size, seq_length, hidden_size]."""

@@ -5,6 +5,7 @@ from keras import ops
 
 from bert_tf.layers.activations import get_activation
 from bert_tf.layers.attention import SelfAttention
+from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.normalization import layer_norm
 
@@ -77,7 +78,7 @@ class TransformerBlock(keras.layers.Layer):
                               self.intermediate_size)
     self.output_layer_norm = layer_norm("output_layer_norm")
     self.output_layer_norm.build(hidden_shape)
-    self.dropout = keras.layers.Dropout(self.dropout_rate)
+    self.dropout = Dropout(self.dropout_rate)
 
   def call(self, hidden_states, input_mask, training=None):
     """[batch_size, seq_length, hidden_size] -> the same shape.

@@ -1,9 +1,9 @@
 """BertClassifier: run_classifier's model, the encoder plus one output layer."""
 
-import keras
 from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
+from bert_tf.layers.dropout import Dropout
 from bert_tf.models.encoder import EncoderModel
 
 
@@ -44,7 +44,7 @@ class BertClassifier(EncoderModel):
   def __init__(self, config, num_labels, **kwargs):
     super().__init__(config, **kwargs)
     self.num_labels = num_labels
-    self.dropout = keras.layers.Dropout(0.1)
+    self.dropout = Dropout(0.1)
     self.output_head = ClassificationHead(
         num_classes=num_labels, initializer_range=self.config.initializer_range,
         name="output")

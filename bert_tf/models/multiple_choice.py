@@ -1,9 +1,9 @@
 """BertMultipleChoice: the paper's SWAG model (§4.4)."""
 
-import keras
 from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
+from bert_tf.layers.dropout import Dropout
 from bert_tf.models.encoder import EncoderModel
 
 ENCODER_INPUTS = ("input_ids", "input_mask", "segment_ids")
@@ -38,7 +38,7 @@ class BertMultipleChoice(EncoderModel):
 
   def __init__(self, config, **kwargs):
     super().__init__(config, **kwargs)
-    self.dropout = keras.layers.Dropout(0.1)
+    self.dropout = Dropout(0.1)
     self.choice_head = ClassificationHead(
         num_classes=1, initializer_range=self.config.initializer_range,
         name="output")

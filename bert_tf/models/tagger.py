@@ -5,6 +5,7 @@ import keras
 from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
+from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.layer_combination import (CONCAT, WEIGHTED_SUM,
                                                LayerCombination)
 from bert_tf.models.encoder import EncoderModel
@@ -47,7 +48,7 @@ class BertTagger(EncoderModel):
   def __init__(self, config, num_labels, **kwargs):
     super().__init__(config, **kwargs)
     self.num_labels = num_labels
-    self.dropout = keras.layers.Dropout(self.config.hidden_dropout_prob)
+    self.dropout = Dropout(self.config.hidden_dropout_prob)
     self.tag_head = ClassificationHead(
         num_classes=num_labels, initializer_range=self.config.initializer_range,
         name="ner")

@@ -91,6 +91,32 @@ def test_weight_decay_skips_layer_norm_and_biases():
   assert id(names["cls/predictions/output_bias"]) not in decayed
 
 
+def test_each_update_is_the_originals_formula():
+  """Three updates in the fused kernel against the original's formula in
+  float64: no bias correction, decay on decayed variables only."""
+  rng = np.random.default_rng(0)
+  initial = rng.normal(size=[2, 50, 40])
+  decayed, excluded = (tf.Variable(value, dtype=tf.float32)
+                       for value in initial)
+  optimizer = optimization.AdamWeightDecay(
+      learning_rate=0.01, decayed=[decayed], global_clipnorm=None)
+  weights = initial.copy()
+  m, v = np.zeros_like(weights), np.zeros_like(weights)
+  for _ in range(3):
+    gradients = rng.normal(size=weights.shape)
+    optimizer.apply_gradients(zip(tf.constant(gradients, tf.float32),
+                                  [decayed, excluded]))
+    m = 0.9 * m + 0.1 * gradients
+    v = 0.999 * v + 0.001 * gradients ** 2
+    update = m / (np.sqrt(v) + 1e-6)
+    update[0] += 0.01 * weights[0]
+    weights = weights - 0.01 * update
+  np.testing.assert_allclose(decayed.numpy(), weights[0], rtol=0, atol=2e-6)
+  np.testing.assert_allclose(excluded.numpy(), weights[1], rtol=0, atol=2e-6)
+  for slot, expected in zip(optimizer.slots(decayed), (m[0], v[0])):
+    np.testing.assert_allclose(slot.numpy(), expected, rtol=1e-5, atol=1e-7)
+
+
 def test_clipping_sees_the_summed_embedding_gradient():
   """Repeated ids give IndexedSlices; their norm is that of the sum."""
   table = tf.Variable(tf.ones([4, 2]))
