@@ -30,7 +30,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=g-import-not-at-top,wrong-import-position
-from create_pretraining_data import PROJECT_DIR, OFFICIAL_UNCASED, timed_run
+from create_pretraining_data import PROJECT_DIR, OFFICIAL_UNCASED, timed_runs
 # pylint: enable=g-import-not-at-top,wrong-import-position
 
 # Both jobs end by writing this digest of every line's ids.
@@ -99,8 +99,8 @@ def job_input(args, size_mb, work_dir):
 def run_job(template, **values):
   """(seconds, digest) of a job in a fresh process."""
   with tempfile.NamedTemporaryFile(suffix=".txt") as digest:
-    seconds, _ = timed_run([sys.executable, "-c", template.format(
-        digest_file=digest.name, **values)])
+    seconds, _ = timed_runs([[sys.executable, "-c", template.format(
+        digest_file=digest.name, **values)]])
     with open(digest.name, encoding="utf-8") as reader:
       return seconds, reader.read()
 

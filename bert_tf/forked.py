@@ -3,11 +3,13 @@
 Exact tokenisation and record encoding are pure Python and run on one core.
 map_chunks cuts a list into chunks that this process and forks of it work
 on at once; each fork gets the list and the function (a tokenizer with its
-vocabulary and word cache, say) from fork itself, at no cost. The forks take
-chunks from the front; this process does the first, then the ones no fork
-has started, from the back, so no core waits while another has work. The
-results come back pickled, with Python's garbage collector paused
-(collector.paused), which would otherwise walk every object received.
+vocabulary and word cache, say) from fork itself, at no cost. Every process
+claims the next chunk no process has claimed (a counter they share) until
+none is left, so no core waits while another has work. (A process pool's
+own queue hands a worker its next chunks before it asks, where no other
+process can take them.) The forks' results come back pickled, with
+Python's garbage collector paused (collector.paused), which would otherwise
+walk every object received.
 `apply` is the entry point: in this process alone when a batch is too
 small to be worth forking, or where forking is not safe. Nothing here
 imports TensorFlow.
@@ -66,39 +68,32 @@ def map_chunks(function, items, processes):
   global _WORK
   count = processes * _CHUNKS_PER_PROCESS
   bounds = [len(items) * chunk // count for chunk in range(count + 1)]
-  chunks = list(zip(bounds[:-1], bounds[1:]))
-  results = [None] * count
-
-  def work_here(index):
-    start, end = chunks[index]
-    results[index] = function(items[start:end])
-
-  def collect_finished():
-    for index, future in forks_results.items():
-      if results[index] is None and future.done():
-        results[index] = future.result()
-
-  _WORK = (function, items)
+  context = multiprocessing.get_context("fork")
+  _WORK = (function, items, list(zip(bounds[:-1], bounds[1:])),
+           context.Value("i", 0))
   try:
     with concurrent.futures.ProcessPoolExecutor(
-        processes - 1, mp_context=multiprocessing.get_context("fork")) as forks:
-      forks_results = {index: forks.submit(_work_on_chunk, *chunks[index])
-                       for index in range(1, count)}
-      work_here(0)
-      for index in reversed(range(1, count)):
-        collect_finished()
-        if not forks_results[index].cancel():  # a fork has it, and the rest
-          break
-        work_here(index)
-      for index, future in forks_results.items():
-        if results[index] is None:
-          results[index] = future.result()
+        processes - 1, mp_context=context) as forks:
+      forks_results = [forks.submit(_work_on_chunks)
+                       for _ in range(processes - 1)]
+      results = _work_on_chunks()
+      for future in forks_results:
+        results.update(future.result())
   finally:
     _WORK = None
-  return [result for chunk in results for result in chunk]
+  return [result for index in range(count) for result in results[index]]
 
 
-def _work_on_chunk(start, end):
-  """In a fork: the function on items[start:end]."""
-  function, items = _WORK
-  return function(items[start:end])
+def _work_on_chunks():
+  """In this process and in each fork: {index: function(chunk)} for the
+  chunks this process claims, the next unclaimed one each time."""
+  function, items, chunks, next_chunk = _WORK
+  results = {}
+  while True:
+    with next_chunk.get_lock():
+      index = next_chunk.value
+      next_chunk.value += 1
+    if index >= len(chunks):
+      return results
+    start, end = chunks[index]
+    results[index] = function(items[start:end])

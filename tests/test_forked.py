@@ -16,13 +16,18 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
 VOCAB = f"{PROJECT_DIR}/vocab/demo_uncased_vocab.txt"
 
 _FORKS = """
-import os, sys
+import os, sys, time
 from bert_tf import forked, tokenization
 from tests.tokenization_cases import original_tokenize
 assert forked.can_fork()
-pids = set(forked.map_chunks(lambda chunk: [os.getpid()] * len(chunk),
-                             list(range(100)), 3))
-assert len(pids) > 1 and os.getpid() in pids, pids
+# Chunks long enough that no process can take them all before the others
+# start: each process claims the next chunk as it gets to it, so every
+# process works, and this one does its share (not just the first chunk).
+def pids(processes):
+  return forked.map_chunks(lambda chunk: time.sleep(0.3) or [os.getpid()]
+                           * len(chunk), list(range(120)), processes)
+assert len(set(pids(3))) == 3
+assert pids(2).count(os.getpid()) >= 60
 
 # Texts of new and repeated words, some empty, over many chunks.
 words = ["UNwant\\u00e9d,running", "lowest", "hello", "\\u4e2d\\u6587", ""]
