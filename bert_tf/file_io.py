@@ -319,6 +319,22 @@ def check_input_file(flag_name, path):
     raise ValueError(f"{flag_name}={path} is {kind}, not a file")
 
 
+def utf8_lines(path):
+  """(number from 1, line) of a text file's lines, split at "\\n" only, as
+  readline splits them, each decoded as UTF-8.
+
+  Raises:
+    ValueError: a line that is not UTF-8, naming the file and line.
+  """
+  with open_file(path, "rb") as reader:
+    for number, raw_line in enumerate(reader, start=1):
+      try:
+        yield number, raw_line.decode("utf-8")
+      except UnicodeDecodeError as error:
+        raise ValueError(f"{path}:{number}: not UTF-8 text "
+                         f"({error.reason})") from None
+
+
 def first_undecodable_line(path):
   """The number of the first line of a file that is not UTF-8 ("?" if
   none), for an error that names it."""

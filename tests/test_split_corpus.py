@@ -9,11 +9,11 @@ from bert_tf.vocabulary import demo_vocab_file
 from tests.helpers import assert_fails_in_one_line, run_script_cases
 
 # Documents of 1 to 5 sentences. Some blank lines hold whitespace that the
-# original strips ("\u3000", "\x1c") or invalid UTF-8 that it drops.
+# original strips ("\u3000", "\x1c", "\r").
 CORPUS = b"".join(
     b"".join(f"Sentence {sentence} of document {document}.\n".encode()
              for sentence in range(1 + document % 5))
-    + [b"\n", b"  \t\n", "\u3000\n".encode(), b"\x1c\n", b"\xff\n"][
+    + [b"\n", b"  \t\n", "\u3000\n".encode(), b"\x1c\n", b"\r\n"][
         document % 5]
     for document in range(60))
 

@@ -57,33 +57,27 @@ def read_conll(path, flag="--data_dir"):
       words.clear()
       tags.clear()
 
-  with file_io.open_file(path, "rb") as reader:
-    for number, raw_line in enumerate(reader, start=1):
-      try:
-        line = raw_line.decode("utf-8")
-      except UnicodeDecodeError as error:
-        raise ValueError(f"{path}:{number}: not UTF-8 text "
-                         f"({error.reason})") from None
-      columns = line.split()
-      if not columns:
-        end_sentence()
-        continue
-      if len(columns) != _NUM_COLUMNS:
-        raise ValueError(f"{path}:{number}: expected {_NUM_COLUMNS} columns "
-                         f"(word, POS, chunk, NER tag), found "
-                         f"{len(columns)}: {line.strip()[:80]!r}")
-      if columns[0] == DOCUMENT_START:
-        end_sentence()
-        document += bool(sentences)
-        continue
-      if columns[3] not in LABELS:
-        raise ValueError(f"{path}:{number}: unknown NER tag "
-                         f"{columns[3]!r}; expected one of "
-                         f"{', '.join(LABELS)}")
-      if not words:
-        first_line = number
-      words.append(columns[0])
-      tags.append(columns[3])
+  for number, line in file_io.utf8_lines(path):
+    columns = line.split()
+    if not columns:
+      end_sentence()
+      continue
+    if len(columns) != _NUM_COLUMNS:
+      raise ValueError(f"{path}:{number}: expected {_NUM_COLUMNS} columns "
+                       f"(word, POS, chunk, NER tag), found "
+                       f"{len(columns)}: {line.strip()[:80]!r}")
+    if columns[0] == DOCUMENT_START:
+      end_sentence()
+      document += bool(sentences)
+      continue
+    if columns[3] not in LABELS:
+      raise ValueError(f"{path}:{number}: unknown NER tag "
+                       f"{columns[3]!r}; expected one of "
+                       f"{', '.join(LABELS)}")
+    if not words:
+      first_line = number
+    words.append(columns[0])
+    tags.append(columns[3])
   end_sentence()
   return sentences
 

@@ -12,7 +12,7 @@ import logging
 import os
 import time
 
-from bert_tf import file_io, tokenization
+from bert_tf import file_io
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +25,8 @@ def document_aligned_ranges(path, shard_bytes):
   blank line once it holds at least shard_bytes (the last holds the rest).
 
   A blank line is one the original reads as blank: nothing but whitespace
-  once decoded (invalid UTF-8 dropped) and stripped. A document longer than
+  once decoded and stripped (invalid UTF-8 is not blank; reading the shard
+  names it). A document longer than
   shard_bytes makes its shard longer.
   """
   total = file_io.size(path)
@@ -49,7 +50,7 @@ def document_aligned_ranges(path, shard_bytes):
 
 
 def _is_blank(line):
-  return not tokenization.convert_to_unicode(line).strip()
+  return not line.decode("utf-8", "replace").strip()
 
 
 def shard_paths(input_file, output_dir, count):

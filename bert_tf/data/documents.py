@@ -5,7 +5,7 @@ import itertools
 import logging
 import time
 
-from bert_tf import file_io, tokenization
+from bert_tf import file_io
 from bert_tf.data import tfrecords
 
 logger = logging.getLogger(__name__)
@@ -27,13 +27,13 @@ def check_text_files(input_files, flag_name="--input_file"):
 def stripped_lines(input_files):
   """Every line of every file in order, decoded and stripped as the original.
 
-  The original reads with readline(), which splits on "\\n" only, decodes
-  UTF-8 dropping invalid bytes, and strips Python whitespace.
+  The original reads with readline(), which splits on "\\n" only and
+  decodes UTF-8 strictly (it stops at invalid bytes with a traceback; this
+  names the file and line), and strips Python whitespace.
   """
   for input_file in input_files:
-    with file_io.open_file(input_file, "rb") as reader:
-      for line in reader:
-        yield tokenization.convert_to_unicode(line).strip()
+    for _, line in file_io.utf8_lines(input_file):
+      yield line.strip()
 
 
 def read_documents(input_files, tokenizer, processes=None):

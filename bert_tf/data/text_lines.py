@@ -34,14 +34,9 @@ def read_lines(path, flag="--input_file"):
   """
   file_io.check_input_file(flag, path)
   examples = []
-  with file_io.open_file(path, "rb") as reader:
-    for number, raw_line in enumerate(reader):
-      try:
-        line = raw_line.decode("utf-8").strip()
-      except UnicodeDecodeError as error:
-        raise ValueError(f"{path}:{number + 1}: not UTF-8 text "
-                         f"({error.reason})") from None
-      match = _PAIR.match(line)
-      examples.append(LineExample(number, *match.groups()) if match
-                      else LineExample(number, line))
+  for number, line in file_io.utf8_lines(path):
+    line = line.strip()
+    match = _PAIR.match(line)
+    examples.append(LineExample(number - 1, *match.groups()) if match
+                    else LineExample(number - 1, line))
   return examples
