@@ -26,8 +26,10 @@ from bert_tf import collector
 # enough that each works on long runs of neighbouring items (a tokenizer's
 # word cache learns the words of one part of a corpus).
 _CHUNKS_PER_PROCESS = 2
-# (function, items) of the map_chunks call in progress, which forks inherit.
+# (function, items, chunks, next chunk counter) of the map_chunks call in
+# progress, and (function, items) of a `started` call, which forks inherit.
 _WORK = None
+_STARTED = None
 
 
 def can_fork():
@@ -82,6 +84,28 @@ def map_chunks(function, items, processes):
   finally:
     _WORK = None
   return [result for index in range(count) for result in results[index]]
+
+
+def started(function, items):
+  """function(items), begun now in a fork of this process (which sees
+  items as they are now, at no cost), while this one goes on: a
+  concurrent.futures.Future of its result. can_fork() must hold."""
+  global _STARTED
+  fork = concurrent.futures.ProcessPoolExecutor(
+      1, mp_context=multiprocessing.get_context("fork"))
+  _STARTED = (function, items)
+  try:
+    future = fork.submit(_run_started)  # forks here, with _STARTED set
+  finally:
+    _STARTED = None
+  fork.shutdown(wait=False)
+  return future
+
+
+def _run_started():
+  """In the fork of `started`: its function on its items."""
+  function, items = _STARTED
+  return function(items)
 
 
 def _work_on_chunks():

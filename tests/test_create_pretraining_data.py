@@ -62,14 +62,15 @@ def test_writes_the_original_records(case, tmp_path):
 @pytest.mark.shared
 def test_forks_write_what_one_process_writes(tmp_path):
   """A corpus large enough for the script to tokenise and serialise on every
-  core (forks: its process has no TensorFlow) gives the bytes that one
+  core (forks: its process has no TensorFlow; each pass but the last
+  serialised in a fork while the next is made) gives the bytes that one
   process (this one, which has loaded TensorFlow, so never forks) writes."""
   with open(os.path.join(REFERENCE_DIR, "corpus.txt"), encoding="utf-8") as r:
     text = r.read().rstrip("\n") + "\n\n"
   corpus = tmp_path / "corpus.txt"
   corpus.write_text(text * 10, encoding="utf-8")  # 1.2 MB
   flag_values = {"input_file": corpus, "vocab_file": vocabulary_file(),
-                 "dupe_factor": 2, "max_seq_length": 64,
+                 "dupe_factor": 3, "max_seq_length": 64,
                  "max_predictions_per_seq": 10}
   result = run_script({**flag_values,
                        "output_file": tmp_path / "forked.tfrecord"})
@@ -78,9 +79,10 @@ def test_forks_write_what_one_process_writes(tmp_path):
       [str(corpus)], [str(tmp_path / "one.tfrecord")],
       tokenization.FullTokenizer(vocabulary_file()),
       pretraining_instances.InstanceOptions(
-          max_seq_length=64, max_predictions_per_seq=10, dupe_factor=2),
+          max_seq_length=64, max_predictions_per_seq=10, dupe_factor=3),
       random_seed=12345)
-  assert summary.instances > pretraining_data._SERIALIZED_IN_FORKS_FROM  # pylint: disable=protected-access
+  # Every pass is large enough to be serialised in forks.
+  assert summary.instances > 3 * pretraining_data._SERIALIZED_IN_FORKS_FROM  # pylint: disable=protected-access
   assert ((tmp_path / "forked.tfrecord").read_bytes()
           == (tmp_path / "one.tfrecord").read_bytes())
 

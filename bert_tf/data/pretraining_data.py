@@ -18,17 +18,17 @@ from bert_tf import collector, file_io, forked, tokenization
 from bert_tf.data import pretraining_features
 from bert_tf.data.documents import read_documents
 from bert_tf.data.pretraining_instances import (Vocabulary,
-                                                create_training_instances)
+                                                instance_passes, shuffle)
 from bert_tf.data.tfrecords import RoundRobinWriter
 
 logger = logging.getLogger(__name__)
 
 # The original logs its first 20 examples in full.
 _LOGGED_EXAMPLES = 20
-# Instances serialised at a time (their records are held until written),
-# on every core from _SERIALIZED_IN_FORKS_FROM on (forking costs less).
-_SERIALIZED_AT_ONCE = 1 << 16
+# Instances from which serialising them in forks costs less than forking.
 _SERIALIZED_IN_FORKS_FROM = 4096
+# Records written between progress lines.
+_LOGGED_EVERY = 1 << 16
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,42 +100,58 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
     documents = read_documents(input_files, tokenizer, processes)
     if not documents:
       raise ValueError(f"no text in {', '.join(input_files)}")
-    instances = create_training_instances(
-        documents, Vocabulary(tokenizer.vocab), options,
-        random.Random(random_seed))
-  summary = CreationSummary(
-      documents=len(documents), instances=len(instances),
-      tokens=sum(len(sentence) for document in documents
-                 for sentence in document))
+    summary = CreationSummary(
+        documents=len(documents), instances=0,
+        tokens=sum(len(sentence) for document in documents
+                   for sentence in document))
+    rng = random.Random(random_seed)
+    instances, records = [], []
+    for number, made in enumerate(instance_passes(
+        documents, Vocabulary(tokenizer.vocab), options, rng), start=1):
+      instances += made
+      records.append(_serialized(made, options, processes,
+                                 last=number == options.dupe_factor))
+    order = list(range(len(instances)))
+    shuffle(order, rng)  # the original's shuffle of the instances
+    records = [record for part in records for record in part.result()]
+  summary = dataclasses.replace(summary, instances=len(instances))
   del documents
-  for instance in instances[:_LOGGED_EXAMPLES]:
-    _log_example(instance, tokenizer)
+  for index in order[:_LOGGED_EXAMPLES]:
+    _log_example(instances[index], tokenizer)
+  del instances
   start = time.time()
   with RoundRobinWriter(output_files, atomic) as writer:
-    for first in range(0, len(instances), _SERIALIZED_AT_ONCE):
-      for record in _serialized(instances[first:first + _SERIALIZED_AT_ONCE],
-                                options, processes):
-        writer.write(record)
-      written, elapsed = writer.written, time.time() - start
-      logger.info("Wrote %d/%d instances (%.0f/s, %.0f s left)", written,
-                  len(instances), written / elapsed,
-                  (len(instances) - written) * elapsed / written)
+    for index in order:
+      writer.write(records[index])
+      if writer.written % _LOGGED_EVERY == 0 or writer.written == len(order):
+        elapsed = time.time() - start
+        logger.info("Wrote %d/%d instances (%.0f/s, %.0f s left)",
+                    writer.written, len(order),
+                    writer.written / max(elapsed, 1e-9),
+                    (len(order) - writer.written) * elapsed / writer.written)
   logger.info("Wrote %d total instances to %s in %.1f s", writer.written,
               ", ".join(output_files), time.time() - start)
   return summary
 
 
-def _serialized(instances, options, processes):
-  """The instances' records, serialised on every core (forked.apply) when
-  there are enough of them."""
+def _serialized(instances, options, processes, last):
+  """A Future of the records of one pass's instances. Where forking is
+  possible and worth it, they are serialised in a fork (forked.started)
+  while this process makes the next pass, and the last pass's on every core
+  (forked.apply); else here."""
   def serialize(chunk):
     return [pretraining_features.serialize_instance(
         instance, options.max_seq_length, options.max_predictions_per_seq)
             for instance in chunk]
 
-  return forked.apply(
-      serialize, instances, processes,
-      worth_forking=len(instances) >= _SERIALIZED_IN_FORKS_FROM)
+  worth_forking = len(instances) >= _SERIALIZED_IN_FORKS_FROM
+  if not last and worth_forking and (processes or os.cpu_count() or 1) > 1 \
+      and forked.can_fork():
+    return forked.started(serialize, instances)
+  records = concurrent.futures.Future()
+  records.set_result(forked.apply(serialize, instances, processes,
+                                  worth_forking))
+  return records
 
 
 def _log_example(instance, tokenizer):

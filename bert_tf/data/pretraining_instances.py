@@ -65,8 +65,12 @@ class Vocabulary:
       self.is_continuation[index] = token.startswith("##")
 
 
-def create_training_instances(documents, vocabulary, options, rng):
-  """All instances, shuffled, as the original create_training_instances.
+def instance_passes(documents, vocabulary, options, rng):
+  """The original create_training_instances up to its last step: yields
+  the instances of each of its dupe_factor passes over the documents (a
+  list) as soon as the pass is made. Its last step, the shuffle of all the
+  instances, is then shuffle(instances, rng), or the same permutation of
+  anything as long (shuffle's draws depend on the length alone).
 
   Args:
     documents: [[sentence ids, ...], ...], non-empty (documents.py).
@@ -75,17 +79,18 @@ def create_training_instances(documents, vocabulary, options, rng):
     rng: a random.Random seeded with the original's random_seed.
   """
   shuffle(documents, rng)
-  instances = []
+  made = 0
   start = time.time()
   for dupe in range(options.dupe_factor):
+    instances = []
     for document_index in range(len(documents)):
       instances.extend(_instances_from_document(
           documents, document_index, vocabulary, options, rng))
+    made += len(instances)
     logger.info("Pass %d/%d over %d documents: %d instances (%.0f/s)",
-                dupe + 1, options.dupe_factor, len(documents), len(instances),
-                len(instances) / (time.time() - start))
-  shuffle(instances, rng)
-  return instances
+                dupe + 1, options.dupe_factor, len(documents), made,
+                made / (time.time() - start))
+    yield instances
 
 
 def _instances_from_document(documents, document_index, vocabulary, options,
