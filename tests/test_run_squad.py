@@ -134,7 +134,10 @@ def test_the_best_threshold_gives_the_best_f1_and_init_checkpoint_predicts(
        "init_checkpoint": squad_run / "output" / "model.ckpt-120"}])
   assert outcomes == [(0, ""), (0, "")]
   again = read_results(squad_run / "output" / "eval_results.txt")
-  assert again["f1"] == results["best_f1"]
+  # The same F1 summed in another order (per question, against the
+  # threshold search's running total): equal but for the last bits.
+  assert float(again["f1"]) == pytest.approx(float(results["best_f1"]),
+                                             rel=1e-12)
   assert again["best_f1"] == results["best_f1"]
   first = json.loads((squad_run / "output" / "nbest_predictions.json")
                      .read_text())
