@@ -11,8 +11,10 @@ process can take them.) The forks' results come back pickled, with
 Python's garbage collector paused (collector.paused), which would otherwise
 walk every object received.
 `apply` is the entry point: in this process alone when a batch is too
-small to be worth forking, or where forking is not safe. Nothing here
-imports TensorFlow.
+small to be worth forking, or where forking is not safe. `started` runs a
+function on a list in one fork while this process goes on with other work
+(create_pretraining_data serialises one pass while it makes the next).
+Nothing here imports TensorFlow.
 """
 
 import concurrent.futures
