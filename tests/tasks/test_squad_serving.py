@@ -71,5 +71,9 @@ def test_a_context_without_pieces_has_no_answer():
       assert answer["has_answer"].numpy().tolist()[:2] == [False, False]
       assert np.isfinite(answer["null_odds"].numpy()).all()
     else:
-      assert answer["answer"].numpy()[2] in (b"a", b"red", b"car", b"a red",
-                                             b"red car", b"a red car")
+      # The untrained model's span may start inside a word ("ar" of "car",
+      # as the original's get_final_text answers a span from "##ar"): the
+      # answer is the context's own characters at its offset.
+      text = answer["answer"].numpy()[2].decode()
+      start = answer["answer_start"].numpy()[2]
+      assert text and "a red car"[start:start + len(text)] == text
