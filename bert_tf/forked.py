@@ -54,9 +54,16 @@ def apply(function, items, processes=None, worth_forking=True):
   """
   processes = processes or os.cpu_count() or 1
   with collector.paused():
-    if processes > 1 and len(items) > 1 and worth_forking and can_fork():
+    if _forking(processes, items, worth_forking):
       return map_chunks(function, items, processes)
     return function(items)
+
+
+def _forking(processes, items, worth_forking):
+  """Whether `apply` and `started` hand items to forks: more than one
+  process and item, a caller that finds it worth it, a process safe to
+  fork."""
+  return processes > 1 and len(items) > 1 and worth_forking and can_fork()
 
 
 def map_chunks(function, items, processes):
@@ -88,11 +95,16 @@ def map_chunks(function, items, processes):
   return [result for index in range(count) for result in results[index]]
 
 
-def started(function, items):
-  """function(items), begun now in a fork of this process (which sees
-  items as they are now, at no cost), while this one goes on: a
-  concurrent.futures.Future of its result. can_fork() must hold."""
+def started(function, items, processes=None, worth_forking=True):
+  """A concurrent.futures.Future of function(items): begun now in a fork
+  of this process (which sees items as they are now, at no cost) while this
+  one goes on, where `apply` would fork (processes, None: one per core);
+  else computed here first."""
   global _STARTED
+  if not _forking(processes or os.cpu_count() or 1, items, worth_forking):
+    future = concurrent.futures.Future()
+    future.set_result(function(items))
+    return future
   fork = concurrent.futures.ProcessPoolExecutor(
       1, mp_context=multiprocessing.get_context("fork"))
   _STARTED = (function, items)

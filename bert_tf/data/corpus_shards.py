@@ -26,8 +26,7 @@ def document_aligned_ranges(path, shard_bytes):
 
   A blank line is one the original reads as blank: nothing but whitespace
   once decoded and stripped (invalid UTF-8 is not blank; reading the shard
-  names it). A document longer than
-  shard_bytes makes its shard longer.
+  names it). A document longer than shard_bytes makes its shard longer.
   """
   total = file_io.size(path)
   ranges, start, offset = [], 0, 0

@@ -100,21 +100,25 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
     documents = read_documents(input_files, tokenizer, processes)
     if not documents:
       raise ValueError(f"no text in {', '.join(input_files)}")
-    summary = CreationSummary(
-        documents=len(documents), instances=0,
-        tokens=sum(len(sentence) for document in documents
-                   for sentence in document))
     rng = random.Random(random_seed)
-    instances, records = [], []
+    serialize = _serializer(options)
+    instances, passes, last = [], [], []
     for number, made in enumerate(instance_passes(
         documents, Vocabulary(tokenizer.vocab), options, rng), start=1):
       instances += made
-      records.append(_serialized(made, options, processes,
-                                 last=number == options.dupe_factor))
+      worth_forking = len(made) >= _SERIALIZED_IN_FORKS_FROM
+      if number < options.dupe_factor:  # in a fork while the next is made
+        passes.append(forked.started(serialize, made, processes,
+                                     worth_forking))
+      else:  # the last pass, on every core
+        last = forked.apply(serialize, made, processes, worth_forking)
     order = list(range(len(instances)))
     shuffle(order, rng)  # the original's shuffle of the instances
-    records = [record for part in records for record in part.result()]
-  summary = dataclasses.replace(summary, instances=len(instances))
+    records = [record for made in passes for record in made.result()] + last
+  summary = CreationSummary(
+      documents=len(documents), instances=len(instances),
+      tokens=sum(len(sentence) for document in documents
+                 for sentence in document))
   del documents
   for index in order[:_LOGGED_EXAMPLES]:
     _log_example(instances[index], tokenizer)
@@ -134,24 +138,13 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
   return summary
 
 
-def _serialized(instances, options, processes, last):
-  """A Future of the records of one pass's instances. Where forking is
-  possible and worth it, they are serialised in a fork (forked.started)
-  while this process makes the next pass, and the last pass's on every core
-  (forked.apply); else here."""
-  def serialize(chunk):
+def _serializer(options):
+  """A function from a list of instances to their records."""
+  def serialize(instances):
     return [pretraining_features.serialize_instance(
         instance, options.max_seq_length, options.max_predictions_per_seq)
-            for instance in chunk]
-
-  worth_forking = len(instances) >= _SERIALIZED_IN_FORKS_FROM
-  if not last and worth_forking and (processes or os.cpu_count() or 1) > 1 \
-      and forked.can_fork():
-    return forked.started(serialize, instances)
-  records = concurrent.futures.Future()
-  records.set_result(forked.apply(serialize, instances, processes,
-                                  worth_forking))
-  return records
+            for instance in instances]
+  return serialize
 
 
 def _log_example(instance, tokenizer):
