@@ -11,9 +11,10 @@ process can take them.) The forks' results come back pickled, with
 Python's garbage collector paused (collector.paused), which would otherwise
 walk every object received.
 `apply` is the entry point: in this process alone when a batch is too
-small to be worth forking, or where forking is not safe. `started` runs a
-function on a list in one fork while this process goes on with other work
-(create_pretraining_data serialises one pass while it makes the next).
+small to be worth forking, or where forking is not safe. `helper` is one
+fork that works on what this process sends it while this one goes on with
+other work (create_pretraining_data serialises each pass there while it
+makes the next).
 Nothing here imports TensorFlow.
 """
 
@@ -29,9 +30,8 @@ from bert_tf import collector
 # word cache learns the words of one part of a corpus).
 _CHUNKS_PER_PROCESS = 2
 # (function, items, chunks, next chunk counter) of the map_chunks call in
-# progress, and (function, items) of a `started` call, which forks inherit.
+# progress, which forks inherit.
 _WORK = None
-_STARTED = None
 
 
 def can_fork():
@@ -54,16 +54,15 @@ def apply(function, items, processes=None, worth_forking=True):
   """
   processes = processes or os.cpu_count() or 1
   with collector.paused():
-    if _forking(processes, items, worth_forking):
+    if len(items) > 1 and _forking(processes, worth_forking):
       return map_chunks(function, items, processes)
     return function(items)
 
 
-def _forking(processes, items, worth_forking):
-  """Whether `apply` and `started` hand items to forks: more than one
-  process and item, a caller that finds it worth it, a process safe to
-  fork."""
-  return processes > 1 and len(items) > 1 and worth_forking and can_fork()
+def _forking(processes, worth_forking):
+  """Whether `apply` and `helper` hand work to forks: more than one
+  process, a caller that finds it worth it, a process safe to fork."""
+  return processes > 1 and worth_forking and can_fork()
 
 
 def map_chunks(function, items, processes):
@@ -95,31 +94,36 @@ def map_chunks(function, items, processes):
   return [result for index in range(count) for result in results[index]]
 
 
-def started(function, items, processes=None, worth_forking=True):
-  """A concurrent.futures.Future of function(items): begun now in a fork
-  of this process (which sees items as they are now, at no cost) while this
-  one goes on, where `apply` would fork (processes, None: one per core);
-  else computed here first."""
-  global _STARTED
-  if not _forking(processes or os.cpu_count() or 1, items, worth_forking):
-    future = concurrent.futures.Future()
-    future.set_result(function(items))
-    return future
-  fork = concurrent.futures.ProcessPoolExecutor(
+def helper(processes=None, worth_forking=True):
+  """An executor (concurrent.futures) for work this process hands on while
+  it goes on: one fork of this process, made now, which runs each submitted
+  function on its arguments, both pickled to it; where `apply` would not
+  fork (`processes`, None: one per core; worth_forking; can_fork()), one
+  that runs each function here when it is submitted.
+
+  One fork for all the work: a process runs slower after every fork while it
+  writes to the memory pages it still shares with the fork (each is copied on
+  its first write), and forking again shares them all again. Use it as a
+  context manager, which waits for the work to end.
+  """
+  if not _forking(processes or os.cpu_count() or 1, worth_forking):
+    return _InThisProcess()
+  executor = concurrent.futures.ProcessPoolExecutor(
       1, mp_context=multiprocessing.get_context("fork"))
-  _STARTED = (function, items)
-  try:
-    future = fork.submit(_run_started)  # forks here, with _STARTED set
-  finally:
-    _STARTED = None
-  fork.shutdown(wait=False)
-  return future
+  executor.submit(int)  # forks now, while this process is as it is
+  return executor
 
 
-def _run_started():
-  """In the fork of `started`: its function on its items."""
-  function, items = _STARTED
-  return function(items)
+class _InThisProcess(concurrent.futures.Executor):
+  """An executor that runs each function when it is submitted."""
+
+  def submit(self, fn, /, *args, **kwargs):
+    future = concurrent.futures.Future()
+    try:
+      future.set_result(fn(*args, **kwargs))
+    except Exception as error:  # pylint: disable=broad-except
+      future.set_exception(error)
+    return future
 
 
 def _work_on_chunks():

@@ -29,6 +29,14 @@ def pids(processes):
 assert len(set(pids(3))) == 3
 assert pids(2).count(os.getpid()) >= 60
 
+# A helper is one fork, made when it is created, that runs what it is sent;
+# with one process, or once TensorFlow is loaded, the work runs here.
+def helper_pids(processes, worth_forking=True):
+  with forked.helper(processes, worth_forking) as helper:
+    return {helper.submit(os.getpid).result() for _ in range(3)}
+assert len(helper_pids(2)) == 1 and os.getpid() not in helper_pids(2)
+assert helper_pids(1) == helper_pids(2, worth_forking=False) == {os.getpid()}
+
 # Texts of new and repeated words, some empty, over many chunks.
 words = ["UNwant\\u00e9d,running", "lowest", "hello", "\\u4e2d\\u6587", ""]
 texts = [" ".join(words[(index * 7 + offset) % len(words)]
@@ -43,6 +51,9 @@ for processes in (2, 3):
       texts, processes=processes) == expected, processes
 import tensorflow
 assert not forked.can_fork()
+assert helper_pids(2) == {os.getpid()}
+with forked.helper(2) as helper:
+  assert isinstance(helper.submit(int, "x").exception(), ValueError)
 print("ok")
 """
 
@@ -66,9 +77,9 @@ def run_python(script):
 
 
 def test_forks_share_the_work_and_encode_every_text_in_order():
-  """map_chunks runs chunks in forks and here; encode_many's forks give
-  every text's ids in order, as the original; once TensorFlow is loaded,
-  nothing forks."""
+  """map_chunks runs chunks in forks and here; a helper runs its work in
+  one fork; encode_many's forks give every text's ids in order, as the
+  original; once TensorFlow is loaded, nothing forks."""
   result = run_python(_FORKS)
   assert result.returncode == 0, result.stderr[-3000:]
   assert result.stdout.split() == ["ok"]

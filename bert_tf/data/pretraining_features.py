@@ -61,7 +61,7 @@ def _varint(value):
 
 def _packed_varints(values):
   try:
-    return b"".join([_VARINTS[value] for value in values])
+    return b"".join(map(_VARINTS.__getitem__, values))
   except IndexError:
     _grow_varints(max(values))
     return _packed_varints(values)
@@ -107,28 +107,43 @@ def serialize_instance(instance, max_seq_length, max_predictions_per_seq):
                      f"{max_seq_length}")
   prediction_padding = _ZERO * (max_predictions_per_seq
                                 - len(instance.masked_lm_positions))
+  input_ids = (_packed_varints(instance.input_ids)
+               + _ZERO * (max_seq_length - length))
+  masked_lm_ids = _packed_varints(instance.masked_lm_ids) + prediction_padding
+  masked_lm_positions = (_packed_varints(instance.masked_lm_positions)
+                         + prediction_padding)
   # Example.features (1) holding the Features.feature entries in the order
   # of protobuf's deterministic serialisation (sorted keys).
-  return _delimited(b"\x0a", b"".join([
-      _int64_entry("input_ids", _packed_varints(instance.input_ids)
-                   + _ZERO * (max_seq_length - length)),
+  features = b"".join([
+      _int64_entry_head("input_ids", len(input_ids)), input_ids,
       _input_mask_entry(length, max_seq_length),
-      _int64_entry("masked_lm_ids", _packed_varints(instance.masked_lm_ids)
-                   + prediction_padding),
-      _int64_entry("masked_lm_positions",
-                   _packed_varints(instance.masked_lm_positions)
-                   + prediction_padding),
+      _int64_entry_head("masked_lm_ids", len(masked_lm_ids)), masked_lm_ids,
+      _int64_entry_head("masked_lm_positions", len(masked_lm_positions)),
+      masked_lm_positions,
       _weights_entry(len(instance.masked_lm_positions),
                      max_predictions_per_seq),
-      _int64_entry(NEXT_SENTENCE_LABELS,
-                   _ONE if instance.is_random_next else _ZERO),
+      _NEXT_SENTENCE_ENTRIES[instance.is_random_next],
       _segment_ids_entry(instance.first_segment_length, length,
                          max_seq_length),
-  ]))
+  ])
+  return b"\x0a" + _varint(len(features)) + features
 
 
 def _int64_entry(name, packed_varints):
   return _feature_entry(name, _int64_feature(packed_varints))
+
+
+@functools.lru_cache(maxsize=None)
+def _int64_entry_head(name, length):
+  """The bytes of _int64_entry before its packed varints: field tags and
+  lengths, which depend on the varints' length alone."""
+  entry = _int64_entry(name, bytes(length))
+  return entry[:len(entry) - length]
+
+
+_NEXT_SENTENCE_ENTRIES = {is_random_next: _int64_entry(
+    NEXT_SENTENCE_LABELS, _ONE if is_random_next else _ZERO)
+                          for is_random_next in (False, True)}
 
 
 # Features that depend on a few lengths only are encoded once per value.
