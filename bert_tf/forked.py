@@ -11,7 +11,7 @@ process can take them.) The forks' results come back pickled, with
 Python's garbage collector paused (collector.paused), which would otherwise
 walk every object received.
 `apply` is the entry point: in this process alone when a batch is too
-small to be worth forking, or where forking is not safe. `helper` is one
+small to be worth forking, or where forking is not safe. A `Helper` is one
 fork that works on what this process sends it while this one goes on with
 other work (create_pretraining_data serialises each pass there while it
 makes the next).
@@ -60,7 +60,7 @@ def apply(function, items, processes=None, worth_forking=True):
 
 
 def _forking(processes, worth_forking):
-  """Whether `apply` and `helper` hand work to forks: more than one
+  """Whether `apply` and `Helper` hand work to forks: more than one
   process, a caller that finds it worth it, a process safe to fork."""
   return processes > 1 and worth_forking and can_fork()
 
@@ -94,36 +94,79 @@ def map_chunks(function, items, processes):
   return [result for index in range(count) for result in results[index]]
 
 
-def helper(processes=None, worth_forking=True):
-  """An executor (concurrent.futures) for work this process hands on while
-  it goes on: one fork of this process, made now, which runs each submitted
-  function on its arguments, both pickled to it; where `apply` would not
-  fork (`processes`, None: one per core; worth_forking; can_fork()), one
-  that runs each function here when it is submitted.
+class Helper:
+  """One fork of this process that works through the calls it is sent, in
+  order, while this process goes on; `results` then returns what they
+  returned. Where `apply` would not fork (`processes`, None: one per core;
+  worth_forking; can_fork()), each call runs here when it is submitted.
 
-  One fork for all the work: a process runs slower after every fork while it
+  One fork for all the calls: a process runs slower after every fork while it
   writes to the memory pages it still shares with the fork (each is copied on
-  its first write), and forking again shares them all again. Use it as a
-  context manager, which waits for the work to end.
+  its first write), and each fork shares them all again. Calls and results
+  go through a pipe, pickled by this process's own thread (an executor's
+  feeder threads wait for the interpreter lock while this process works).
   """
-  if not _forking(processes or os.cpu_count() or 1, worth_forking):
-    return _InThisProcess()
-  executor = concurrent.futures.ProcessPoolExecutor(
-      1, mp_context=multiprocessing.get_context("fork"))
-  executor.submit(int)  # forks now, while this process is as it is
-  return executor
+
+  def __init__(self, processes=None, worth_forking=True):
+    self._results = []
+    self._connection = self._process = None
+    if _forking(processes or os.cpu_count() or 1, worth_forking):
+      context = multiprocessing.get_context("fork")
+      self._connection, theirs = context.Pipe()
+      self._process = context.Process(target=_help, args=(theirs,),
+                                      daemon=True)
+      self._process.start()
+      theirs.close()
+
+  def submit(self, function, *args):
+    """function(*args), in the fork (both pickled) or here at once."""
+    if self._process is None:
+      self._results.append(function(*args))
+    else:
+      self._connection.send((function, args))
+
+  def results(self):
+    """What the submitted calls returned, in order.
+
+    Raises:
+      What a call raised in the fork.
+    """
+    if self._process is not None:
+      self._connection.send(None)
+      outcomes = self._connection.recv()
+      self.close()
+      for raised, value in outcomes:
+        if raised:
+          raise value
+        self._results.append(value)
+    return self._results
+
+  def close(self):
+    """Ends the fork (its work is lost unless `results` has returned)."""
+    if self._process is not None:
+      self._process.terminate()
+      self._process.join()
+      self._connection.close()
+      self._process = None
+
+  def __enter__(self):
+    return self
+
+  def __exit__(self, *exception):
+    self.close()
 
 
-class _InThisProcess(concurrent.futures.Executor):
-  """An executor that runs each function when it is submitted."""
-
-  def submit(self, fn, /, *args, **kwargs):
-    future = concurrent.futures.Future()
+def _help(connection):
+  """In the fork of a Helper: runs each call it is sent until None, then
+  sends back [(raised, result or exception), ...]."""
+  outcomes = []
+  while (call := connection.recv()) is not None:
+    function, args = call
     try:
-      future.set_result(fn(*args, **kwargs))
+      outcomes.append((False, function(*args)))
     except Exception as error:  # pylint: disable=broad-except
-      future.set_exception(error)
-    return future
+      outcomes.append((True, error))
+  connection.send(outcomes)
 
 
 def _work_on_chunks():

@@ -32,10 +32,23 @@ assert pids(2).count(os.getpid()) >= 60
 # A helper is one fork, made when it is created, that runs what it is sent;
 # with one process, or once TensorFlow is loaded, the work runs here.
 def helper_pids(processes, worth_forking=True):
-  with forked.helper(processes, worth_forking) as helper:
-    return {helper.submit(os.getpid).result() for _ in range(3)}
+  with forked.Helper(processes, worth_forking) as helper:
+    for _ in range(3):
+      helper.submit(os.getpid)
+    return set(helper.results())
 assert len(helper_pids(2)) == 1 and os.getpid() not in helper_pids(2)
 assert helper_pids(1) == helper_pids(2, worth_forking=False) == {os.getpid()}
+# What a call raises reaches this process, forked or not.
+def check_helper_raises():
+  with forked.Helper(2) as helper:
+    helper.submit(int, "1")
+    try:
+      helper.submit(int, "x")
+      helper.results()
+    except ValueError:
+      return
+  raise AssertionError("no ValueError")
+check_helper_raises()
 
 # Texts of new and repeated words, some empty, over many chunks.
 words = ["UNwant\\u00e9d,running", "lowest", "hello", "\\u4e2d\\u6587", ""]
@@ -52,8 +65,7 @@ for processes in (2, 3):
 import tensorflow
 assert not forked.can_fork()
 assert helper_pids(2) == {os.getpid()}
-with forked.helper(2) as helper:
-  assert isinstance(helper.submit(int, "x").exception(), ValueError)
+check_helper_raises()
 print("ok")
 """
 

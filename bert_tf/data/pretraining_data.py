@@ -8,7 +8,6 @@ the original's advice to shard big corpora, made automatic.
 
 import concurrent.futures
 import dataclasses
-import functools
 import logging
 import multiprocessing
 import os
@@ -104,22 +103,21 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
       raise ValueError(f"no text in {', '.join(input_files)}")
     tokens = sum(len(sentence) for document in documents
                  for sentence in document)
-    serialize = functools.partial(_serialize, options=options)
     rng = random.Random(random_seed)
-    instances, passes = [], []
+    instances = []
     # Each pass but the last is serialised in a helper fork while this
     # process makes the next; the last, here while the helper ends.
-    with forked.helper(processes, worth_forking=(
+    with forked.Helper(processes, worth_forking=(
         options.dupe_factor > 1 and tokens >= _SERIALIZED_IN_A_FORK_FROM)
                        ) as helper:
       for number, made in enumerate(instance_passes(
           documents, Vocabulary(tokenizer.vocab), options, rng), start=1):
         instances += made
         if number < options.dupe_factor:
-          passes.append(helper.submit(serialize, made))
+          helper.submit(_serialize, made, options)
         else:
-          last = serialize(made)
-      records = [record for done in passes for record in done.result()]
+          last = _serialize(made, options)
+      records = [record for made in helper.results() for record in made]
       records += last
     order = list(range(len(instances)))
     shuffle(order, rng)  # the original's shuffle of the instances
