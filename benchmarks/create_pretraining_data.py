@@ -18,6 +18,8 @@ one process per file, --parallel at a time (its README's advice for big
 corpora); bert_tf --num_workers=--parallel; and bert_tf on Apache Beam's
 DirectRunner with --parallel workers (run it with a python that has the
 beam extra). Memory is the peak of all the run's processes together.
+--rounds=N runs the one-file comparison N times, alternating, and shows
+the median time (on a shared machine, one run can be off by a fifth).
 """
 
 import argparse
@@ -25,6 +27,7 @@ import concurrent.futures
 import itertools
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -66,6 +69,9 @@ def parse_args():
                       help="0: one file; N: N files, three sharded runs")
   parser.add_argument("--parallel", type=int, default=2,
                       help="processes or workers of the sharded runs")
+  parser.add_argument("--rounds", type=int, default=1,
+                      help="one file: runs of each, alternating; the "
+                           "median time and the largest memory are shown")
   return parser.parse_args()
 
 
@@ -240,11 +246,16 @@ def compare_one_file(args, work_dir, original, ours):
   input_file = make_input(args, work_dir)
   outputs = {name: os.path.join(work_dir, f"{name}.tfrecord")
              for name in ("original", "bert_tf")}
-  results = {
-      name: timed_runs([command + [f"--input_file={input_file}",
-                                   f"--output_file={outputs[name]}"]])
-      for name, command in (("original", original), ("bert_tf", ours))}
+  runs = {"original": [], "bert_tf": []}
+  for _ in range(args.rounds):  # alternating, so drift hits both alike
+    for name, command in (("original", original), ("bert_tf", ours)):
+      runs[name].append(timed_runs([command + [
+          f"--input_file={input_file}", f"--output_file={outputs[name]}"]]))
+  results = {name: (statistics.median(seconds for seconds, _ in timings),
+                    max(peak for _, peak in timings))
+             for name, timings in runs.items()}
   print_results(results, os.path.getsize(input_file) / 1e6,
+                f"median of {args.rounds}, "
                 f"dupe_factor={args.dupe_factor}, max_seq_length="
                 f"{args.max_seq_length}, "
                 f"{count_records(outputs['original'])} instances")
