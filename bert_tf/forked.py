@@ -21,6 +21,7 @@ Nothing here imports TensorFlow.
 import concurrent.futures
 import multiprocessing
 import os
+import signal
 import sys
 
 from bert_tf import collector
@@ -32,6 +33,7 @@ _CHUNKS_PER_PROCESS = 2
 # (function, items, chunks, next chunk counter) of the map_chunks call in
 # progress, which forks inherit.
 _WORK = None
+
 
 
 def can_fork():
@@ -89,6 +91,8 @@ def map_chunks(function, items, processes):
       results = _work_on_chunks()
       for future in forks_results:
         results.update(future.result())
+  except concurrent.futures.process.BrokenProcessPool:
+    raise _ended_early() from None
   finally:
     _WORK = None
   return [result for index in range(count) for result in results[index]]
@@ -119,27 +123,43 @@ class Helper:
       theirs.close()
 
   def submit(self, function, *args):
-    """function(*args), in the fork (both pickled) or here at once."""
+    """function(*args), in the fork (both pickled) or here at once.
+
+    Raises:
+      OSError: the fork has ended (killed, say, for lack of memory).
+    """
     if self._process is None:
       self._results.append(function(*args))
-    else:
+      return
+    try:
       self._connection.send((function, args))
+    except OSError:  # a broken pipe: the fork is gone
+      self._fork_ended()
 
   def results(self):
     """What the submitted calls returned, in order.
 
     Raises:
-      What a call raised in the fork.
+      What a call raised in the fork; OSError if the fork has ended.
     """
     if self._process is not None:
-      self._connection.send(None)
-      outcomes = self._connection.recv()
+      try:
+        self._connection.send(None)
+        outcomes = self._connection.recv()
+      except (OSError, EOFError):
+        self._fork_ended()
       self.close()
       for raised, value in outcomes:
         if raised:
           raise value
         self._results.append(value)
     return self._results
+
+  def _fork_ended(self):
+    self._process.join()
+    exit_code = self._process.exitcode
+    self.close()
+    raise _ended_early(exit_code)
 
   def close(self):
     """Ends the fork (its work is lost unless `results` has returned)."""
@@ -158,7 +178,9 @@ class Helper:
 
 def _help(connection):
   """In the fork of a Helper: runs each call it is sent until None, then
-  sends back [(raised, result or exception), ...]."""
+  sends back [(raised, result or exception), ...]. Ctrl-C is this process's
+  to handle (it ends the fork), not the fork's to print."""
+  signal.signal(signal.SIGINT, signal.SIG_IGN)
   outcomes = []
   while (call := connection.recv()) is not None:
     function, args = call
@@ -182,3 +204,11 @@ def _work_on_chunks():
       return results
     start, end = chunks[index]
     results[index] = function(items[start:end])
+
+
+def _ended_early(exit_code=None):
+  """The OSError for a fork that died (the kernel's out-of-memory killer,
+  say) before it returned its work."""
+  code = "" if exit_code is None else f"exit code {exit_code}; "
+  return OSError(f"a fork of this process ended before its work was done "
+                 f"({code}killed, perhaps for lack of memory)")

@@ -50,6 +50,25 @@ def check_helper_raises():
   raise AssertionError("no ValueError")
 check_helper_raises()
 
+# A fork that dies (the kernel's OOM killer, say) is one OSError, not a
+# hang or a traceback from the pipe or the pool.
+import signal
+with forked.Helper(2) as helper:
+  os.kill(helper._process.pid, signal.SIGKILL)
+  try:
+    helper.submit(int, "1")
+    helper.results()
+    raise AssertionError("no OSError")
+  except OSError as error:
+    assert "ended before its work was done (exit code -9;" in str(error), error
+parent = os.getpid()
+try:
+  forked.map_chunks(lambda chunk: chunk if os.getpid() == parent
+                    else os._exit(1), list(range(8)), 2)
+  raise AssertionError("no OSError")
+except OSError as error:
+  assert "ended before its work was done" in str(error), error
+
 # Texts of new and repeated words, some empty, over many chunks.
 words = ["UNwant\\u00e9d,running", "lowest", "hello", "\\u4e2d\\u6587", ""]
 texts = [" ".join(words[(index * 7 + offset) % len(words)]
