@@ -35,7 +35,6 @@ _CHUNKS_PER_PROCESS = 2
 _WORK = None
 
 
-
 def can_fork():
   """Whether this process can be forked safely: on Linux (not Windows,
   which cannot, nor macOS, whose system libraries are not safe to fork),
