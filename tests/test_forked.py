@@ -63,8 +63,10 @@ with forked.Helper(2) as helper:
     assert "ended before its work was done (exit code -9;" in str(error), error
 parent = os.getpid()
 try:
-  forked.map_chunks(lambda chunk: chunk if os.getpid() == parent
-                    else os._exit(1), list(range(8)), 2)
+  # This process takes its time over each chunk, so the fork claims one.
+  forked.map_chunks(lambda chunk: time.sleep(0.5) or chunk
+                    if os.getpid() == parent else os._exit(1),
+                    list(range(8)), 2)
   raise AssertionError("no OSError")
 except OSError as error:
   assert "ended before its work was done" in str(error), error
