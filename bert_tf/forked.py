@@ -11,17 +11,15 @@ process can take them.) The forks' results come back pickled, with
 Python's garbage collector paused (collector.paused), which would otherwise
 walk every object received.
 `apply` is the entry point: in this process alone when a batch is too
-small to be worth forking, or where forking is not safe. A `Helper` is one
-fork that works on what this process sends it while this one goes on with
-other work (create_pretraining_data serialises each pass there while it
-makes the next).
+small to be worth forking, or where forking is not safe. `started` runs a
+function on a list in one fork while this process goes on with other work
+(create_pretraining_data serialises one pass while it makes the next).
 Nothing here imports TensorFlow.
 """
 
 import concurrent.futures
 import multiprocessing
 import os
-import signal
 import sys
 
 from bert_tf import collector
@@ -31,8 +29,9 @@ from bert_tf import collector
 # word cache learns the words of one part of a corpus).
 _CHUNKS_PER_PROCESS = 2
 # (function, items, chunks, next chunk counter) of the map_chunks call in
-# progress, which forks inherit.
+# progress, and (function, items) of a `started` call, which forks inherit.
 _WORK = None
+_STARTED = None
 
 
 def can_fork():
@@ -61,7 +60,7 @@ def apply(function, items, processes=None, worth_forking=True):
 
 
 def _forking(processes, worth_forking):
-  """Whether `apply` and `Helper` hand work to forks: more than one
+  """Whether `apply` and `started` hand work to forks: more than one
   process, a caller that finds it worth it, a process safe to fork."""
   return processes > 1 and worth_forking and can_fork()
 
@@ -97,97 +96,51 @@ def map_chunks(function, items, processes):
   return [result for index in range(count) for result in results[index]]
 
 
-class Helper:
-  """One fork of this process that works through the calls it is sent, in
-  order, while this process goes on; `results` then returns what they
-  returned. Where `apply` would not fork (`processes`, None: one per core;
-  worth_forking; can_fork()), each call runs here when it is submitted.
+def started(function, items, processes=None, worth_forking=True):
+  """function(items), begun now in a fork of this process (which sees items
+  as they are now, at no cost) while this one goes on, where `apply` would
+  fork (processes, None: one per core); else computed here first. Returns
+  a handle whose result() waits for it and returns it.
 
-  One fork for all the calls: a process runs slower after every fork while it
-  writes to the memory pages it still shares with the fork (each is copied on
-  its first write), and each fork shares them all again. Calls and results
-  go through a pipe, pickled by this process's own thread (an executor's
-  feeder threads wait for the interpreter lock while this process works).
+  (A fork per call: the items cost nothing to hand over, where pickling
+  them to a long-lived fork costs this process more than the fork's work
+  saves it.)
   """
+  global _STARTED
+  future = concurrent.futures.Future()
+  if len(items) < 2 or not _forking(processes or os.cpu_count() or 1,
+                                    worth_forking):
+    future.set_result(function(items))
+    return _Started(future)
+  fork = concurrent.futures.ProcessPoolExecutor(
+      1, mp_context=multiprocessing.get_context("fork"))
+  _STARTED = (function, items)
+  try:
+    future = fork.submit(_run_started)  # forks here, with _STARTED set
+  finally:
+    _STARTED = None
+  fork.shutdown(wait=False)
+  return _Started(future)
 
-  def __init__(self, processes=None, worth_forking=True):
-    self._results = []
-    self._connection = self._process = None
-    if _forking(processes or os.cpu_count() or 1, worth_forking):
-      context = multiprocessing.get_context("fork")
-      self._connection, theirs = context.Pipe()
-      self._process = context.Process(target=_help, args=(theirs,),
-                                      daemon=True)
-      self._process.start()
-      theirs.close()
 
-  def submit(self, function, *args):
-    """function(*args), in the fork (both pickled) or here at once.
+class _Started:
+  """What `started` returns: result() is function(items) once done."""
 
-    Raises:
-      OSError: the fork has ended (killed, say, for lack of memory).
-    """
-    if self._process is None:
-      self._results.append(function(*args))
-      return
+  def __init__(self, future):
+    self._future = future
+
+  def result(self):
+    """Raises what the function raised; OSError if the fork died."""
     try:
-      self._connection.send((function, args))
-    except OSError:  # a broken pipe: the fork is gone
-      self._fork_ended()
-
-  def results(self):
-    """What the submitted calls returned, in order.
-
-    Raises:
-      What a call raised in the fork; OSError if the fork has ended.
-    """
-    if self._process is not None:
-      try:
-        self._connection.send(None)
-        outcomes = self._connection.recv()
-      except (OSError, EOFError):
-        self._fork_ended()
-      self.close()
-      for raised, value in outcomes:
-        if raised:
-          raise value
-        self._results.append(value)
-    return self._results
-
-  def _fork_ended(self):
-    self._process.join()
-    exit_code = self._process.exitcode
-    self.close()
-    raise _ended_early(exit_code)
-
-  def close(self):
-    """Ends the fork (its work is lost unless `results` has returned)."""
-    if self._process is not None:
-      self._process.terminate()
-      self._process.join()
-      self._connection.close()
-      self._process = None
-
-  def __enter__(self):
-    return self
-
-  def __exit__(self, *exception):
-    self.close()
+      return self._future.result()
+    except concurrent.futures.process.BrokenProcessPool:
+      raise _ended_early() from None
 
 
-def _help(connection):
-  """In the fork of a Helper: runs each call it is sent until None, then
-  sends back [(raised, result or exception), ...]. Ctrl-C is this process's
-  to handle (it ends the fork), not the fork's to print."""
-  signal.signal(signal.SIGINT, signal.SIG_IGN)
-  outcomes = []
-  while (call := connection.recv()) is not None:
-    function, args = call
-    try:
-      outcomes.append((False, function(*args)))
-    except Exception as error:  # pylint: disable=broad-except
-      outcomes.append((True, error))
-  connection.send(outcomes)
+def _run_started():
+  """In the fork of `started`: its function on its items."""
+  function, items = _STARTED
+  return function(items)
 
 
 def _work_on_chunks():

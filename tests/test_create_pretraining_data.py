@@ -61,10 +61,10 @@ def test_writes_the_original_records(case, tmp_path):
 
 @pytest.mark.shared
 def test_forks_write_what_one_process_writes(tmp_path):
-  """A corpus large enough for the script to tokenise on every core and
-  serialise each pass but the last in a helper fork while it makes the next
-  (its process has no TensorFlow) gives the bytes that one process (this
-  one, which has loaded TensorFlow, so never forks) writes."""
+  """A corpus large enough for the script to tokenise and serialise on every
+  core (forks: its process has no TensorFlow; each pass but the last
+  serialised in a fork while the next is made) gives the bytes that one
+  process (this one, which has loaded TensorFlow, so never forks) writes."""
   with open(os.path.join(REFERENCE_DIR, "corpus.txt"), encoding="utf-8") as r:
     text = r.read().rstrip("\n") + "\n\n"
   corpus = tmp_path / "corpus.txt"
@@ -81,8 +81,8 @@ def test_forks_write_what_one_process_writes(tmp_path):
       pretraining_instances.InstanceOptions(
           max_seq_length=64, max_predictions_per_seq=10, dupe_factor=3),
       random_seed=12345)
-  # Large enough for the passes to be serialised in a fork.
-  assert summary.tokens >= pretraining_data._SERIALIZED_IN_A_FORK_FROM  # pylint: disable=protected-access
+  # Every pass is large enough to be serialised in forks.
+  assert summary.instances > 3 * pretraining_data._SERIALIZED_IN_FORKS_FROM  # pylint: disable=protected-access
   assert ((tmp_path / "forked.tfrecord").read_bytes()
           == (tmp_path / "one.tfrecord").read_bytes())
 

@@ -29,38 +29,30 @@ def pids(processes):
 assert len(set(pids(3))) == 3
 assert pids(2).count(os.getpid()) >= 60
 
-# A helper is one fork, made when it is created, that runs what it is sent;
-# with one process, or once TensorFlow is loaded, the work runs here.
-def helper_pids(processes, worth_forking=True):
-  with forked.Helper(processes, worth_forking) as helper:
-    for _ in range(3):
-      helper.submit(os.getpid)
-    return set(helper.results())
-assert len(helper_pids(2)) == 1 and os.getpid() not in helper_pids(2)
-assert helper_pids(1) == helper_pids(2, worth_forking=False) == {os.getpid()}
-# What a call raises reaches this process, forked or not.
-def check_helper_raises():
-  with forked.Helper(2) as helper:
-    helper.submit(int, "1")
-    try:
-      helper.submit(int, "x")
-      helper.results()
-    except ValueError:
-      return
+# `started` runs its function in a fork, or here with one process, for
+# fewer than two items, or once TensorFlow is loaded; what the function
+# raises reaches this process, forked or not.
+def started_pid(processes, items=(1, 2), worth_forking=True):
+  return forked.started(lambda items: os.getpid(), list(items), processes,
+                        worth_forking).result()
+assert started_pid(2) != os.getpid()
+assert (started_pid(1) == started_pid(2, items=[1])
+        == started_pid(2, worth_forking=False) == os.getpid())
+def check_started_raises():
+  try:
+    forked.started(lambda items: int("x"), [1, 2], 2).result()
+  except ValueError:
+    return
   raise AssertionError("no ValueError")
-check_helper_raises()
+check_started_raises()
 
 # A fork that dies (the kernel's OOM killer, say) is one OSError, not a
-# hang or a traceback from the pipe or the pool.
-import signal
-with forked.Helper(2) as helper:
-  os.kill(helper._process.pid, signal.SIGKILL)
-  try:
-    helper.submit(int, "1")
-    helper.results()
-    raise AssertionError("no OSError")
-  except OSError as error:
-    assert "ended before its work was done (exit code -9;" in str(error), error
+# traceback from the process pool.
+try:
+  forked.started(lambda items: os._exit(1), [1, 2], 2).result()
+  raise AssertionError("no OSError")
+except OSError as error:
+  assert "ended before its work was done" in str(error), error
 parent = os.getpid()
 try:
   # This process takes its time over each chunk, so the fork claims one.
@@ -85,8 +77,8 @@ for processes in (2, 3):
       texts, processes=processes) == expected, processes
 import tensorflow
 assert not forked.can_fork()
-assert helper_pids(2) == {os.getpid()}
-check_helper_raises()
+assert started_pid(2) == os.getpid()
+check_started_raises()
 print("ok")
 """
 
@@ -110,9 +102,10 @@ def run_python(script):
 
 
 def test_forks_share_the_work_and_encode_every_text_in_order():
-  """map_chunks runs chunks in forks and here; a helper runs its work in
-  one fork; encode_many's forks give every text's ids in order, as the
-  original; once TensorFlow is loaded, nothing forks."""
+  """map_chunks runs chunks in forks and here; `started` runs its work in
+  a fork; encode_many's forks give every text's ids in order, as the
+  original; once TensorFlow is loaded, nothing forks; a fork that dies is
+  an OSError."""
   result = run_python(_FORKS)
   assert result.returncode == 0, result.stderr[-3000:]
   assert result.stdout.split() == ["ok"]

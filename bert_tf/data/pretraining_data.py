@@ -8,6 +8,7 @@ the original's advice to shard big corpora, made automatic.
 
 import concurrent.futures
 import dataclasses
+import functools
 import logging
 import multiprocessing
 import os
@@ -25,9 +26,8 @@ logger = logging.getLogger(__name__)
 
 # The original logs its first 20 examples in full.
 _LOGGED_EXAMPLES = 20
-# Tokens in the documents from which serialising each pass (about 2000
-# instances of 128 tokens, 30 ms) in a fork costs less than forking (10 ms).
-_SERIALIZED_IN_A_FORK_FROM = 1 << 18
+# Instances from which serialising them in forks costs less than forking.
+_SERIALIZED_IN_FORKS_FROM = 4096
 # Records written between progress lines.
 _LOGGED_EVERY = 1 << 16
 
@@ -104,21 +104,19 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
     tokens = sum(len(sentence) for document in documents
                  for sentence in document)
     rng = random.Random(random_seed)
-    instances = []
-    # Each pass but the last is serialised in a helper fork while this
-    # process makes the next; the last, here while the helper ends.
-    with forked.Helper(processes, worth_forking=(
-        options.dupe_factor > 1 and tokens >= _SERIALIZED_IN_A_FORK_FROM)
-                       ) as helper:
-      for number, made in enumerate(instance_passes(
-          documents, Vocabulary(tokenizer.vocab), options, rng), start=1):
-        instances += made
-        if number < options.dupe_factor:
-          helper.submit(_serialize, made, options)
-        else:
-          last = _serialize(made, options)
-      records = [record for made in helper.results() for record in made]
-      records += last
+    serialize = functools.partial(_serialize, options=options)
+    instances, passes = [], []
+    for number, made in enumerate(instance_passes(
+        documents, Vocabulary(tokenizer.vocab), options, rng), start=1):
+      instances += made
+      worth_forking = len(made) >= _SERIALIZED_IN_FORKS_FROM
+      if number < options.dupe_factor:  # in a fork while the next is made
+        passes.append(forked.started(serialize, made, processes,
+                                     worth_forking))
+      else:  # the last pass, on every core
+        last = forked.apply(serialize, made, processes, worth_forking)
+    records = [record for made in passes for record in made.result()]
+    records += last
     order = list(range(len(instances)))
     shuffle(order, rng)  # the original's shuffle of the instances
   summary = CreationSummary(documents=len(documents), tokens=tokens,
