@@ -54,15 +54,16 @@ def apply(function, items, processes=None, worth_forking=True):
   """
   processes = processes or os.cpu_count() or 1
   with collector.paused():
-    if len(items) > 1 and _forking(processes, worth_forking):
+    if _forking(processes, items, worth_forking):
       return map_chunks(function, items, processes)
     return function(items)
 
 
-def _forking(processes, worth_forking):
-  """Whether `apply` and `started` hand work to forks: more than one
-  process, a caller that finds it worth it, a process safe to fork."""
-  return processes > 1 and worth_forking and can_fork()
+def _forking(processes, items, worth_forking):
+  """Whether `apply` and `started` hand items to forks: more than one
+  process and item, a caller that finds it worth it, a process safe to
+  fork."""
+  return processes > 1 and len(items) > 1 and worth_forking and can_fork()
 
 
 def map_chunks(function, items, processes):
@@ -108,8 +109,7 @@ def started(function, items, processes=None, worth_forking=True):
   """
   global _STARTED
   future = concurrent.futures.Future()
-  if len(items) < 2 or not _forking(processes or os.cpu_count() or 1,
-                                    worth_forking):
+  if not _forking(processes or os.cpu_count() or 1, items, worth_forking):
     future.set_result(function(items))
     return _Started(future)
   fork = concurrent.futures.ProcessPoolExecutor(
@@ -158,9 +158,8 @@ def _work_on_chunks():
     results[index] = function(items[start:end])
 
 
-def _ended_early(exit_code=None):
+def _ended_early():
   """The OSError for a fork that died (the kernel's out-of-memory killer,
   say) before it returned its work."""
-  code = "" if exit_code is None else f"exit code {exit_code}; "
-  return OSError(f"a fork of this process ended before its work was done "
-                 f"({code}killed, perhaps for lack of memory)")
+  return OSError("a fork of this process ended before its work was done "
+                 "(killed, perhaps for lack of memory)")
