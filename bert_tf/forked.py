@@ -108,8 +108,8 @@ def started(function, items, processes=None, worth_forking=True):
   saves it.)
   """
   global _STARTED
-  future = concurrent.futures.Future()
   if not _forking(processes or os.cpu_count() or 1, items, worth_forking):
+    future = concurrent.futures.Future()
     future.set_result(function(items))
     return _Started(future)
   fork = concurrent.futures.ProcessPoolExecutor(
