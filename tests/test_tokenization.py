@@ -1,6 +1,8 @@
 """The original tokenizer's behaviours, case by case."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bert_tf import tokenization
 from bert_tf.text.tokenizer import lower_case_differences
@@ -77,6 +79,44 @@ def test_wordpiece_unknown_and_overlong_words():
       "un", "##want", "##ed", "runn", "##ing"]
   assert wordpiece.tokenize("unwantedX running") == ["[UNK]", "runn", "##ing"]
   assert wordpiece.tokenize("ab" + "c" * 199) == ["[UNK]"]  # 201 characters
+
+
+def greedy_longest_match(vocab, word, max_chars):
+  """WordPiece as the original states it: at each position, try the rest
+  of the word and shorter texts ("##"-marked after the first piece) until
+  one is in the vocabulary; a word with a position where none is, or
+  longer than max_chars, is one [UNK]."""
+  if len(word) > max_chars:
+    return ["[UNK]"]
+  pieces, start = [], 0
+  while start < len(word):
+    for end in range(len(word), start, -1):
+      piece = ("##" if start else "") + word[start:end]
+      if piece in vocab:
+        break
+    else:
+      return ["[UNK]"]
+    pieces.append(piece)
+    start = end
+  return pieces
+
+
+_PIECE = st.builds(lambda marked, text: "##" * marked + text, st.booleans(),
+                   st.text("ab", min_size=1, max_size=4))
+
+
+@settings(max_examples=300, deadline=None)
+@given(tokens=st.sets(st.one_of(_PIECE, st.text("ab#", min_size=1)),
+                      max_size=30),
+       words=st.lists(st.text("ab#c", min_size=1, max_size=12), max_size=10))
+def test_wordpiece_is_the_greedy_longest_match(tokens, words):
+  # Two letters make many texts prefixes of pieces but no piece themselves.
+  vocab = {token: index for index, token in enumerate(["[UNK]", *tokens])}
+  wordpiece = tokenization.WordpieceTokenizer(vocab=vocab,
+                                              max_input_chars_per_word=10)
+  for word in words:
+    assert wordpiece.word_pieces(word) == greedy_longest_match(
+        vocab, word, 10), word
 
 
 def test_invalid_utf8_bytes_are_dropped():
