@@ -215,3 +215,21 @@ def test_word_cache_is_bounded_and_results_unchanged(vocab_file, monkeypatch):
         original_tokenize(tokenizer, text) for text in texts]
   assert len(tokenizer._word_pieces) <= 2
   assert len(tokenizer._word_tokens) <= 2
+
+
+def test_cleaning_recompiles_for_new_characters_alone(monkeypatch):
+  # The fast check is recompiled once enough texts were slow for characters
+  # it did not know; texts that cleaning changes anyway never trigger it.
+  monkeypatch.setattr(tokenization, "_RESCANS_BEFORE_RECOMPILING", 3)
+  tables = tokenization._CharacterTables()
+  compiles = []
+  compile_unchanged = tables._compile_unchanged
+  monkeypatch.setattr(tables, "_compile_unchanged",
+                      lambda: compiles.append(1) or compile_unchanged())
+  for _ in range(10):
+    assert tables.cleaned("\u4e2d\u6587 text") == " \u4e2d  \u6587  text"
+  assert not compiles
+  for _ in range(4):
+    assert tables.cleaned("\u0436\u0443\u043a") == "\u0436\u0443\u043a"
+  assert compiles == [1]
+  assert tables._changed.search("\u0436\u0443\u043a") is None
