@@ -1,5 +1,7 @@
 """The original tokenizer's behaviours, case by case."""
 
+import io
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -129,6 +131,22 @@ def test_load_vocab_numbers_lines_and_strips(tmp_path):
   path = tmp_path / "vocab.txt"
   path.write_bytes(b"[PAD]\r\n  a \n\xc3\xa9\n")
   assert tokenization.load_vocab(str(path)) == {"[PAD]": 0, "a": 1, "\u00e9": 2}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.binary(max_size=6), st.sampled_from(
+    [b"\n", b"\r\n", b"\xc3", b"\xc3\xa9", b"\xe2\x80", b" \x1c", b"a"])),
+                max_size=30))
+def test_load_vocab_reads_each_line_as_the_original(tmp_path_factory, parts):
+  data = b"".join(parts)
+  path = tmp_path_factory.mktemp("vocab") / "vocab.txt"
+  path.write_bytes(data)
+  # The original's loop: each b"\n"-ended line decoded, stripped, numbered.
+  expected = {}
+  for index, line in enumerate(io.BytesIO(data)):
+    expected[line.decode("utf-8", "ignore").strip()] = index
+  assert list(tokenization.load_vocab(str(path)).items()) == list(
+      expected.items())
 
 
 @pytest.mark.parametrize("lower, checkpoint, message", [

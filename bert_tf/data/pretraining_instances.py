@@ -59,10 +59,11 @@ class Vocabulary:
     self.mask_id = vocab[MASK_TOKEN]
     # The original draws random words from list(vocab.keys()) and converts
     # the word back to its id, which for a repeated token is its last line.
-    self.random_word_ids = [vocab[token] for token in vocab]
-    self.is_continuation = [False] * (max(vocab.values()) + 1)
+    self.random_word_ids = list(vocab.values())
+    self.is_continuation = [False] * (max(self.random_word_ids) + 1)
     for token, index in vocab.items():
-      self.is_continuation[index] = token.startswith("##")
+      if token.startswith("##"):
+        self.is_continuation[index] = True
 
 
 def instance_passes(documents, vocabulary, options, rng):
