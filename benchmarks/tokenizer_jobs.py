@@ -11,19 +11,22 @@ and keeps the token ids of every line, start-up and imports included, for
              thresholds; TensorFlow ops above them);
 
 each process printing a digest of all its ids, which must be equal. Printed:
-seconds and MB/s of each, the ratio, and the same for each --target_mb.
+seconds of each, the ratio and whether the ids are equal, for each --target_mb.
 
     .venv/bin/python benchmarks/tokenizer_jobs.py \\
         --original_dir=/path/to/google-research/bert [--input_file=...] \\
-        [--vocab_file=...] [--no_lower_case] [--target_mb=1,28]
+        [--vocab_file=...] [--no_lower_case] [--target_mb=1,28] [--rounds=5]
 
 Without --input_file the text is the project's docstring corpus
 (run_scripts/make_docstring_corpus.py). Each --target_mb is a file of the
-input's first lines (or of it repeated) of that size.
+input's first lines (or of it repeated) of that size. --rounds=N runs each
+job N times, alternating, and shows the median times (one run on a shared
+machine can be off by a fifth).
 """
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -69,6 +72,8 @@ def parse_args():
   parser.add_argument("--input_file", default=None)
   parser.add_argument("--target_mb", default="1",
                       help="comma-separated sizes of the jobs, in MB")
+  parser.add_argument("--rounds", type=int, default=1,
+                      help="runs of each job, alternating; medians shown")
   return parser.parse_args()
 
 
@@ -110,7 +115,8 @@ def main():
   work_dir = tempfile.mkdtemp()
   lower = not args.no_lower_case
   print(f"vocab {os.path.basename(args.vocab_file)}, do_lower_case={lower}, "
-        f"{os.cpu_count()} cores; wall time of the whole process")
+        f"{os.cpu_count()} cores; wall time of the whole process, median of "
+        f"{args.rounds}")
   print(f"{'MB':>6} {'original s':>11} {'bert_tf s':>10} {'ratio':>6} "
         f"{'ids equal':>10}")
   for size_mb in (float(value) for value in args.target_mb.split(",")):
@@ -118,11 +124,16 @@ def main():
     values = dict(vocab_file=os.path.abspath(args.vocab_file), lower=lower,
                   input_file=input_file,
                   original_dir=os.path.abspath(args.original_dir))
-    theirs, their_digest = run_job(_ORIGINAL_JOB, **values)
-    ours, our_digest = run_job(_BERT_TF_JOB, **values)
+    theirs, ours, equal = [], [], True
+    for _ in range(args.rounds):  # alternating, so drift hits both alike
+      seconds, their_digest = run_job(_ORIGINAL_JOB, **values)
+      theirs.append(seconds)
+      seconds, our_digest = run_job(_BERT_TF_JOB, **values)
+      ours.append(seconds)
+      equal = equal and our_digest == their_digest
+    theirs, ours = statistics.median(theirs), statistics.median(ours)
     print(f"{size / 1e6:>6.1f} {theirs:>11.2f} {ours:>10.2f} "
-          f"{theirs / ours:>6.1f} {str(our_digest == their_digest):>10}",
-          flush=True)
+          f"{theirs / ours:>6.1f} {str(equal):>10}", flush=True)
 
 
 if __name__ == "__main__":
