@@ -141,7 +141,8 @@ def test_load_vocab_reads_each_line_as_the_original(tmp_path_factory, parts):
   data = b"".join(parts)
   path = tmp_path_factory.mktemp("vocab") / "vocab.txt"
   path.write_bytes(data)
-  # The original's loop: each b"\n"-ended line decoded, stripped, numbered.
+  # Line by line, as the original reads it: each b"\n"-ended line decoded,
+  # stripped and numbered.
   expected = {}
   for index, line in enumerate(io.BytesIO(data)):
     expected[line.decode("utf-8", "ignore").strip()] = index
