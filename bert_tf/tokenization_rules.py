@@ -41,7 +41,7 @@ def load_vocab(vocab_file):
   repeated token keeps its last line's). Lines end at b"\\n" alone; each is
   decoded dropping invalid bytes, then stripped. Decoded and split as one
   text: the same tokens as line by line (no invalid sequence can take in a
-  b"\\n"), in a third of the time."""
+  b"\\n"), faster (31 ms against 44 for the multilingual vocabulary)."""
   with file_io.open_file(vocab_file, "rb") as reader:
     data = reader.read()
   lines = convert_to_unicode(data).split("\n")
