@@ -1,6 +1,7 @@
 """benchmarks/gpu_suite.py --smoke: one JSON object on stdout with every
 section, positive finite figures and ratios that are their quotients (the
-timings themselves are never asserted)."""
+timings themselves are never asserted), run in the GPU run's own precision
+(bfloat16, XLA), so that its code paths are checked before a GPU is lent."""
 
 import json
 import math
@@ -48,6 +49,7 @@ def test_every_section_and_measurement_is_reported(report):
   for section, names in MEASUREMENTS.items():
     assert set(report[section]) == names | {"wall_s"}
   assert report["smoke"] is True
+  assert (report["dtype"], report["xla"]) == ("bfloat16", True)
   assert report["tensorflow"] and report["device"]
   assert report["prediction"]["latency"]["config"]["batch_size"] == 1
   assert report["prediction"]["latency"]["unit"] == "ms"
