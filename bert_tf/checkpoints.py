@@ -2,9 +2,11 @@
 
 Released BERT checkpoints are TF1 name-based checkpoints ("bert/encoder/
 layer_0/attention/self/query/kernel", ...). Keras 3 forbids "/" in layer
-names, so compatibility cannot come from naming layers; instead the tables
-below map every original name to the attribute path of the Keras variable.
-All weights keep the original shapes, so no reshape or transpose is needed.
+names, so compatibility cannot come from naming layers; instead tables
+(checkpoint_names, and each model's checkpoint_head_names) map every
+original name to the attribute path of the Keras variable. All weights keep
+the original shapes, so no reshape or transpose is needed. A Hugging Face
+folder is read as a checkpoint too, under the same names (huggingface).
 """
 
 import dataclasses
@@ -12,58 +14,15 @@ import logging
 
 import tensorflow as tf
 
-from bert_tf import file_io
+from bert_tf import file_io, huggingface
+from bert_tf.checkpoint_names import encoder_names
 
 logger = logging.getLogger(__name__)
 
 GLOBAL_STEP = "global_step"
 
-# Original name -> attribute path from a BertEncoder.
-_EMBEDDING_NAMES = {
-    "bert/embeddings/word_embeddings": "embeddings.word_embeddings",
-    "bert/embeddings/token_type_embeddings": "embeddings.token_type_embeddings",
-    "bert/embeddings/position_embeddings": "embeddings.position_embeddings",
-    "bert/embeddings/LayerNorm/gamma": "embeddings.layer_norm.gamma",
-    "bert/embeddings/LayerNorm/beta": "embeddings.layer_norm.beta",
-}
-
-# Names inside "bert/encoder/layer_{i}/" -> path inside transformer_layers[i].
-_BLOCK_NAMES = {
-    "attention/self/query/kernel": "attention.query.kernel",
-    "attention/self/query/bias": "attention.query.bias",
-    "attention/self/key/kernel": "attention.key.kernel",
-    "attention/self/key/bias": "attention.key.bias",
-    "attention/self/value/kernel": "attention.value.kernel",
-    "attention/self/value/bias": "attention.value.bias",
-    "attention/output/dense/kernel": "attention_output_dense.kernel",
-    "attention/output/dense/bias": "attention_output_dense.bias",
-    "attention/output/LayerNorm/gamma": "attention_layer_norm.gamma",
-    "attention/output/LayerNorm/beta": "attention_layer_norm.beta",
-    "intermediate/dense/kernel": "intermediate_dense.kernel",
-    "intermediate/dense/bias": "intermediate_dense.bias",
-    "output/dense/kernel": "output_dense.kernel",
-    "output/dense/bias": "output_dense.bias",
-    "output/LayerNorm/gamma": "output_layer_norm.gamma",
-    "output/LayerNorm/beta": "output_layer_norm.beta",
-}
-
-_POOLER_NAMES = {
-    "bert/pooler/dense/kernel": "pooler.kernel",
-    "bert/pooler/dense/bias": "pooler.bias",
-}
-
 # Optimizer slots the original writes beside each variable (name/adam_m).
 _SLOT_SUFFIXES = ("adam_m", "adam_v")
-
-
-def _encoder_names(config):
-  names = dict(_EMBEDDING_NAMES)
-  for index in range(config.num_hidden_layers):
-    for original, path in _BLOCK_NAMES.items():
-      names[f"bert/encoder/layer_{index}/{original}"] = (
-          f"transformer_layers.{index}.{path}")
-  names.update(_POOLER_NAMES)
-  return names
 
 
 def _resolve(model, path):
@@ -94,7 +53,7 @@ def checkpoint_variables(model):
         f"path}}` and keeps its BertEncoder as `.encoder`")
   encoder = getattr(model, "encoder", model)
   variables = {name: _resolve(encoder, path)
-               for name, path in _encoder_names(encoder.config).items()}
+               for name, path in encoder_names(encoder.config).items()}
   variables.update({name: _resolve(model, path)
                     for name, path in head_names.items()})
   return variables
@@ -128,11 +87,14 @@ def resolve_checkpoint_path(path):
   """A checkpoint prefix from a prefix or a directory, as the original took
   --init_checkpoint: a directory's newest checkpoint by its `checkpoint`
   index file, else the one checkpoint it holds (bert_model.ckpt as
-  released).
+  released, or model.ckpt-N as community checkpoints ship). A Hugging Face
+  folder is its own checkpoint: it is returned as it is.
 
   Raises:
     FileNotFoundError: no checkpoint there, or several and no index.
   """
+  if huggingface.is_folder(path):
+    return path
   if not tf.io.gfile.isdir(path):
     if not tf.io.gfile.exists(f"{path}.index"):
       raise FileNotFoundError(f"{path}: no checkpoint here (expected "
@@ -154,8 +116,12 @@ def resolve_checkpoint_path(path):
       f"{', '.join(prefix.rpartition('/')[2] for prefix in prefixes)}")
 
 
-def _open_reader(prefix):
-  """tf.train.load_checkpoint, with a damaged checkpoint named."""
+def open_reader(prefix):
+  """A reader of the checkpoint's tensors by original name: a Hugging Face
+  folder's (huggingface.HuggingFaceFolder), else tf.train.load_checkpoint's,
+  with a damaged checkpoint named."""
+  if huggingface.is_folder(prefix):
+    return huggingface.HuggingFaceFolder(prefix)
   try:
     return tf.train.load_checkpoint(prefix)
   except (tf.errors.OpError, ValueError) as error:
@@ -211,7 +177,7 @@ def load_checkpoint(model, path):
     ValueError: a variable's shape differs between model and checkpoint.
   """
   prefix = resolve_checkpoint_path(path)
-  reader = _open_reader(prefix)
+  reader = open_reader(prefix)
   stored_shapes = reader.get_variable_to_shape_map()
   variables = checkpoint_variables(model)
 
@@ -264,7 +230,7 @@ def load_optimizer_slots(model, optimizer, path):
     ValueError: a slot is missing or has another shape.
   """
   prefix = resolve_checkpoint_path(path)
-  reader = _open_reader(prefix)
+  reader = open_reader(prefix)
   stored_shapes = reader.get_variable_to_shape_map()
   variables = checkpoint_variables(model)
   optimizer.build(list(trained_variables(variables).values()))

@@ -4,14 +4,54 @@ The original release stored a model's shape in bert_config.json; every released
 checkpoint ships one. This class reads and writes exactly that file, with the
 original defaults, and fails early (naming the field) when a value is missing,
 of the wrong type, or inconsistent, instead of failing later inside a layer.
+
+Released files carry more than the model reads (the multilingual and Chinese
+ones have directionality and pooler_*, which the original code stores and never
+uses): such fields are kept and written back, and a file read and written
+unchanged keeps its bytes. A Hugging Face config.json (it names a model_type)
+is read too, mapped field by field (see from_huggingface_dict).
 """
 
 import dataclasses
 import json
+import logging
 import numbers
 
 from bert_tf import file_io
 from bert_tf.layers.activations import ACTIVATIONS
+from bert_tf.layers.normalization import LAYER_NORM_EPSILON
+
+logger = logging.getLogger(__name__)
+
+# Fields of Google's released files that the original model never reads.
+INERT_FIELDS = ("directionality", "pooler_fc_size",
+                "pooler_num_attention_heads", "pooler_num_fc_layers",
+                "pooler_size_per_head", "pooler_type")
+
+# Fields other BERT-like configs use that would change the model: the one
+# value bert_tf builds for each (anything else is refused, named).
+_FIXED_FIELDS = {
+    "position_embedding_type": "absolute",  # Hugging Face: relative_key...
+    "use_relative_position": False,         # NEZHA
+    "is_decoder": False,
+    "add_cross_attention": False,
+    "num_hidden_groups": 1,                 # ALBERT's shared layers
+    "inner_group_num": 1,
+}
+
+# Hugging Face's hidden_act names -> bert_tf's. Its "gelu" is the exact erf
+# GELU; the original's "gelu" (tanh) is its gelu_new / gelu_pytorch_tanh /
+# gelu_fast / gelu_accurate (the same formula).
+HUGGINGFACE_ACTIVATIONS = {
+    "gelu": "gelu_exact", "gelu_python": "gelu_exact",
+    "gelu_new": "gelu", "gelu_pytorch_tanh": "gelu", "gelu_fast": "gelu",
+    "gelu_accurate": "gelu", "relu": "relu", "tanh": "tanh",
+    "linear": "linear",
+}
+# bert_tf's -> the name Hugging Face configs write for it.
+TO_HUGGINGFACE_ACTIVATIONS = {"gelu": "gelu_new", "gelu_exact": "gelu",
+                              "relu": "relu", "tanh": "tanh",
+                              "linear": "linear"}
 
 
 @dataclasses.dataclass
@@ -33,6 +73,10 @@ class BertConfig:
       sequence the model accepts.
     type_vocab_size: number of segment ids (rows of token_type_embeddings).
     initializer_range: stddev of the truncated-normal weight initialiser.
+    layer_norm_eps: every LayerNorm's epsilon; bert_config.json names it only
+      where it is not the original's 1e-12.
+    extra_fields: the file's other fields ({name: value}), kept and written
+      back (see INERT_FIELDS); not part of equality.
 
   Example:
     >>> config = BertConfig(vocab_size=99, hidden_size=32, num_hidden_layers=2,
@@ -52,6 +96,9 @@ class BertConfig:
   max_position_embeddings: int = 512
   type_vocab_size: int = 16
   initializer_range: float = 0.02
+  layer_norm_eps: float = LAYER_NORM_EPSILON
+  extra_fields: dict = dataclasses.field(default_factory=dict, compare=False,
+                                         repr=False)
 
   def __post_init__(self):
     self._validate(source="BertConfig")
@@ -65,37 +112,85 @@ class BertConfig:
     if not isinstance(values, dict):
       raise ValueError(f"{source}: expected a JSON object, got "
                        f"{type(values).__name__}")
-    known = {field.name for field in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-      raise ValueError(f"{source}: unknown field(s) {unknown}; a BERT config "
-                       f"has {sorted(known)}")
     if "vocab_size" not in values:
       raise ValueError(f"{source}: missing required field 'vocab_size'")
+    fields = _model_fields()
+    extra = {name: value for name, value in values.items()
+             if name not in fields}
+    _check_fixed_fields(source, extra)
+    unknown = sorted(set(extra) - set(INERT_FIELDS) - set(_FIXED_FIELDS))
+    if unknown:
+      logger.warning("%s: field(s) %s are not BERT's; kept as they are, "
+                     "unused", source, unknown)
     config = cls.__new__(cls)
-    for field in dataclasses.fields(cls):
-      default = field.default
-      setattr(config, field.name, values.get(field.name, default))
+    for field in fields.values():
+      setattr(config, field.name, values.get(field.name, field.default))
+    config.extra_fields = extra
     config._validate(source)
     return config
+
+  @classmethod
+  def from_huggingface_dict(cls, values, source="config.json"):
+    """Builds a config from a Hugging Face BERT config.json's dict.
+
+    Its hidden_act is mapped (HUGGINGFACE_ACTIVATIONS); its own fields
+    (architectures, id2label, pad_token_id, ...) are left to it.
+
+    Raises:
+      ValueError: another model_type, or a value bert_tf cannot build,
+        naming the field and the value.
+    """
+    if values.get("model_type") != "bert":
+      raise ValueError(f"{source}: model_type {values.get('model_type')!r} "
+                       f"is not a BERT; bert_tf reads model_type 'bert'")
+    _check_fixed_fields(source, values)
+    activation = values.get("hidden_act", "gelu")
+    if activation not in HUGGINGFACE_ACTIVATIONS:
+      raise ValueError(
+          f"{source}: hidden_act {activation!r} has no bert_tf equivalent; "
+          f"expected one of {sorted(HUGGINGFACE_ACTIVATIONS)}")
+    fields = {name: values[name] for name in _model_fields() if name in values}
+    fields["hidden_act"] = HUGGINGFACE_ACTIVATIONS[activation]
+    # Hugging Face's default, where an old config.json leaves it out.
+    fields.setdefault("type_vocab_size", 2)
+    return cls.from_dict(fields, source)
+
+  def to_huggingface_dict(self):
+    """The BERT fields of a Hugging Face config.json for this config."""
+    values = {name: value for name, value in self.to_dict().items()
+              if name in _model_fields()}
+    values["hidden_act"] = TO_HUGGINGFACE_ACTIVATIONS[self.hidden_act]
+    values["layer_norm_eps"] = self.layer_norm_eps
+    values["model_type"] = "bert"
+    return values
 
   @classmethod
   def from_json_file(cls, json_file):
     """Reads a bert_config.json (local path or any tf.io.gfile URL)."""
     with file_io.open_file(json_file, "r") as reader:
       text = reader.read()
-    try:
-      values = json.loads(text)
-    except json.JSONDecodeError as error:
-      raise ValueError(f"{json_file}: not valid JSON (line {error.lineno}, "
-                       f"column {error.colno}): {error.msg}") from None
-    return cls.from_dict(values, source=str(json_file))
+    values = parse_json_object(text, json_file)
+    if "model_type" in values:
+      return cls.from_huggingface_dict(values, source=str(json_file))
+    config = cls.from_dict(values, source=str(json_file))
+    config._json_file_text = (text, values)
+    return config
 
   def to_dict(self):
-    return dataclasses.asdict(self)
+    """The bert_config.json fields: the model's (layer_norm_eps only where
+    it is not the original's), then the extra fields."""
+    values = {name: getattr(self, name) for name in _model_fields()}
+    if values["layer_norm_eps"] == LAYER_NORM_EPSILON:
+      del values["layer_norm_eps"]
+    values.update(self.extra_fields)
+    return values
 
   def to_json_string(self):
-    """The original's layout: sorted keys, two-space indent, newline."""
+    """The file this config was read from, where it still says the same;
+    else the original's layout: sorted keys, two-space indent, newline."""
+    text, values = getattr(self, "_json_file_text", (None, None))
+    if text is not None and values == self.to_dict():
+      return text
     return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
 
   def to_json_file(self, json_file):
@@ -108,7 +203,7 @@ class BertConfig:
     return self.hidden_size // self.num_attention_heads
 
   def _validate(self, source):
-    for field in dataclasses.fields(self):
+    for field in _model_fields().values():
       value = getattr(self, field.name)
       _check_type(source, field.name, value, field.type)
       if field.type in (int, float) and value < 0:
@@ -128,9 +223,39 @@ class BertConfig:
       raise ValueError(
           f"{source}: hidden_size ({self.hidden_size}) is not a multiple of "
           f"num_attention_heads ({self.num_attention_heads})")
+    if not 0 < self.layer_norm_eps < 1:
+      raise ValueError(f"{source}: field 'layer_norm_eps' must be in (0, 1), "
+                       f"got {self.layer_norm_eps}")
     if self.hidden_act not in ACTIVATIONS:
       raise ValueError(f"{source}: unknown hidden_act {self.hidden_act!r}; "
                        f"expected one of {sorted(ACTIVATIONS)}")
+
+
+def parse_json_object(text, json_file):
+  """A JSON object from a file's text; bad JSON names the file and line."""
+  try:
+    values = json.loads(text)
+  except json.JSONDecodeError as error:
+    raise ValueError(f"{json_file}: not valid JSON (line {error.lineno}, "
+                     f"column {error.colno}): {error.msg}") from None
+  if not isinstance(values, dict):
+    raise ValueError(f"{json_file}: expected a JSON object, got "
+                     f"{type(values).__name__}")
+  return values
+
+
+def _model_fields():
+  """{name: field} of the fields that shape the model (not extra_fields)."""
+  return {field.name: field for field in dataclasses.fields(BertConfig)
+          if field.name != "extra_fields"}
+
+
+def _check_fixed_fields(source, values):
+  for name, built in _FIXED_FIELDS.items():
+    if name in values and values[name] != built:
+      raise ValueError(
+          f"{source}: field {name!r} is {values[name]!r}; bert_tf builds "
+          f"BERT as the original, with {name} {built!r} only")
 
 
 def _check_type(source, name, value, expected):

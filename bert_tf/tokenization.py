@@ -22,6 +22,12 @@ from bert_tf.tokenization_rules import (  # pylint: disable=unused-import
     convert_to_unicode, is_chinese_char, is_control, is_punctuation,
     is_whitespace, load_vocab, strip_accents)
 
+# The original module's private names, which third-party code and the
+# original's own tokenization_test.py call.
+_is_whitespace = is_whitespace
+_is_control = is_control
+_is_punctuation = is_punctuation
+
 # Texts the fast path sends to TensorFlow at once.
 _FAST_BATCH_SIZE = 16384
 # Words FullTokenizer remembers the pieces of before it starts afresh.

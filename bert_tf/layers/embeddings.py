@@ -6,7 +6,7 @@ from keras import ops
 
 from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import truncated_normal
-from bert_tf.layers.normalization import layer_norm
+from bert_tf.layers.normalization import LAYER_NORM_EPSILON, layer_norm
 
 
 class BertEmbeddings(keras.layers.Layer):
@@ -35,7 +35,8 @@ class BertEmbeddings(keras.layers.Layer):
 
   def __init__(self, vocab_size, hidden_size, type_vocab_size,
                max_position_embeddings, initializer_range=0.02,
-               dropout_rate=0.1, **kwargs):
+               dropout_rate=0.1, layer_norm_epsilon=LAYER_NORM_EPSILON,
+               **kwargs):
     super().__init__(**kwargs)
     self.vocab_size = vocab_size
     self.hidden_size = hidden_size
@@ -43,6 +44,7 @@ class BertEmbeddings(keras.layers.Layer):
     self.max_position_embeddings = max_position_embeddings
     self.initializer_range = initializer_range
     self.dropout_rate = dropout_rate
+    self.layer_norm_epsilon = layer_norm_epsilon
 
   def build(self, input_shape=None):
     initializer = truncated_normal(self.initializer_range)
@@ -57,7 +59,7 @@ class BertEmbeddings(keras.layers.Layer):
         name="position_embeddings",
         shape=(self.max_position_embeddings, self.hidden_size),
         initializer=initializer)
-    self.layer_norm = layer_norm("layer_norm")
+    self.layer_norm = layer_norm("layer_norm", self.layer_norm_epsilon)
     self.layer_norm.build((None, None, self.hidden_size))
     self.dropout = Dropout(self.dropout_rate)
 
@@ -100,5 +102,6 @@ class BertEmbeddings(keras.layers.Layer):
         type_vocab_size=self.type_vocab_size,
         max_position_embeddings=self.max_position_embeddings,
         initializer_range=self.initializer_range,
-        dropout_rate=self.dropout_rate)
+        dropout_rate=self.dropout_rate,
+        layer_norm_epsilon=self.layer_norm_epsilon)
     return config

@@ -6,7 +6,7 @@ from keras import ops
 
 from bert_tf.layers.activations import get_activation
 from bert_tf.layers.initializers import truncated_normal
-from bert_tf.layers.normalization import layer_norm
+from bert_tf.layers.normalization import LAYER_NORM_EPSILON, layer_norm
 
 
 class MaskedLMHead(keras.layers.Layer):
@@ -32,12 +32,14 @@ class MaskedLMHead(keras.layers.Layer):
   """
 
   def __init__(self, vocab_size, hidden_size, hidden_act="gelu",
-               initializer_range=0.02, **kwargs):
+               initializer_range=0.02, layer_norm_epsilon=LAYER_NORM_EPSILON,
+               **kwargs):
     super().__init__(**kwargs)
     self.vocab_size = vocab_size
     self.hidden_size = hidden_size
     self.hidden_act = hidden_act
     self.initializer_range = initializer_range
+    self.layer_norm_epsilon = layer_norm_epsilon
     self.transform_activation = get_activation(hidden_act)
 
   def build(self, input_shape=None):
@@ -46,7 +48,8 @@ class MaskedLMHead(keras.layers.Layer):
         kernel_initializer=truncated_normal(self.initializer_range),
         name="transform")
     self.transform_dense.build((None, None, self.hidden_size))
-    self.transform_layer_norm = layer_norm("transform_layer_norm")
+    self.transform_layer_norm = layer_norm("transform_layer_norm",
+                                           self.layer_norm_epsilon)
     self.transform_layer_norm.build((None, None, self.hidden_size))
     self.output_bias = self.add_weight(
         name="output_bias", shape=(self.vocab_size,), initializer="zeros")
@@ -85,5 +88,6 @@ class MaskedLMHead(keras.layers.Layer):
         vocab_size=self.vocab_size,
         hidden_size=self.hidden_size,
         hidden_act=self.hidden_act,
-        initializer_range=self.initializer_range)
+        initializer_range=self.initializer_range,
+        layer_norm_epsilon=self.layer_norm_epsilon)
     return config

@@ -6,7 +6,6 @@ import keras
 LAYER_NORM_EPSILON = 1e-12
 
 
-def layer_norm(name):
-  """A LayerNorm over the last axis with the original's epsilon."""
-  return keras.layers.LayerNormalization(
-      axis=-1, epsilon=LAYER_NORM_EPSILON, name=name)
+def layer_norm(name, epsilon=LAYER_NORM_EPSILON):
+  """A LayerNorm over the last axis, by default with the original's epsilon."""
+  return keras.layers.LayerNormalization(axis=-1, epsilon=epsilon, name=name)

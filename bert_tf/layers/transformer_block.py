@@ -7,7 +7,7 @@ from bert_tf.layers.activations import get_activation
 from bert_tf.layers.attention import SelfAttention
 from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import truncated_normal
-from bert_tf.layers.normalization import layer_norm
+from bert_tf.layers.normalization import LAYER_NORM_EPSILON, layer_norm
 
 
 class TransformerBlock(keras.layers.Layer):
@@ -37,7 +37,8 @@ class TransformerBlock(keras.layers.Layer):
 
   def __init__(self, hidden_size, num_heads, intermediate_size,
                hidden_act="gelu", dropout_rate=0.1,
-               attention_dropout_rate=0.1, initializer_range=0.02, **kwargs):
+               attention_dropout_rate=0.1, initializer_range=0.02,
+               layer_norm_epsilon=LAYER_NORM_EPSILON, **kwargs):
     super().__init__(**kwargs)
     if hidden_size % num_heads:
       raise ValueError(f"hidden_size ({hidden_size}) is not a multiple of "
@@ -48,6 +49,7 @@ class TransformerBlock(keras.layers.Layer):
     self.hidden_act = hidden_act
     self.dropout_rate = dropout_rate
     self.attention_dropout_rate = attention_dropout_rate
+    self.layer_norm_epsilon = layer_norm_epsilon
     self.initializer_range = initializer_range
     self.intermediate_activation = get_activation(hidden_act)
 
@@ -70,13 +72,15 @@ class TransformerBlock(keras.layers.Layer):
     self.attention.build(hidden_shape)
     self.attention_output_dense = dense(
         self.hidden_size, "attention_output", self.hidden_size)
-    self.attention_layer_norm = layer_norm("attention_layer_norm")
+    self.attention_layer_norm = layer_norm("attention_layer_norm",
+                                           self.layer_norm_epsilon)
     self.attention_layer_norm.build(hidden_shape)
     self.intermediate_dense = dense(
         self.intermediate_size, "intermediate", self.hidden_size)
     self.output_dense = dense(self.hidden_size, "output",
                               self.intermediate_size)
-    self.output_layer_norm = layer_norm("output_layer_norm")
+    self.output_layer_norm = layer_norm("output_layer_norm",
+                                        self.layer_norm_epsilon)
     self.output_layer_norm.build(hidden_shape)
     self.dropout = Dropout(self.dropout_rate)
 
@@ -113,5 +117,6 @@ class TransformerBlock(keras.layers.Layer):
         hidden_act=self.hidden_act,
         dropout_rate=self.dropout_rate,
         attention_dropout_rate=self.attention_dropout_rate,
-        initializer_range=self.initializer_range)
+        initializer_range=self.initializer_range,
+        layer_norm_epsilon=self.layer_norm_epsilon)
     return config

@@ -59,6 +59,7 @@ class BertEncoder(keras.Model):
         max_position_embeddings=config.max_position_embeddings,
         initializer_range=config.initializer_range,
         dropout_rate=config.hidden_dropout_prob,
+        layer_norm_epsilon=config.layer_norm_eps,
         name="embeddings")
     self.transformer_layers = [
         TransformerBlock(
@@ -69,6 +70,7 @@ class BertEncoder(keras.Model):
             dropout_rate=config.hidden_dropout_prob,
             attention_dropout_rate=config.attention_probs_dropout_prob,
             initializer_range=config.initializer_range,
+            layer_norm_epsilon=config.layer_norm_eps,
             name=f"layer_{index}")
         for index in range(config.num_hidden_layers)
     ]

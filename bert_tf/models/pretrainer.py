@@ -60,6 +60,7 @@ class BertPretrainer(keras.Model):
         hidden_size=config.hidden_size,
         hidden_act=config.hidden_act,
         initializer_range=config.initializer_range,
+        layer_norm_epsilon=config.layer_norm_eps,
         name="predictions")
     self.next_sentence_head = ClassificationHead(
         num_classes=2, initializer_range=config.initializer_range,

@@ -1,3 +1,4 @@
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -101,3 +102,13 @@ def test_serialisation_round_trip(encoder):
   inputs = {"input_ids": np.ones((1, 5), np.int32)}
   np.testing.assert_array_equal(clone(inputs)["pooled_output"],
                                 encoder(inputs)["pooled_output"])
+
+
+def test_every_layer_norm_takes_the_configs_epsilon():
+  model = bert_tf.BertPretrainer(tiny_config(layer_norm_eps=1e-5))
+  epsilons = [layer.epsilon for layer in model._flatten_layers()
+              if isinstance(layer, keras.layers.LayerNormalization)]
+  # the embeddings', two per block, the masked-LM transform's
+  assert epsilons == [1e-5] * (1 + 2 * 2 + 1)
+  restored = bert_tf.BertPretrainer.from_config(model.get_config())
+  assert restored.encoder.config.layer_norm_eps == 1e-5

@@ -1,0 +1,218 @@
+"""Converting a BERT checkpoint directory between the original format and
+Hugging Face's, either way (run_scripts/convert_checkpoint.py).
+
+Weights move as numpy arrays by name, one at a time, and no model is built:
+a BERT-Large converts in seconds with at most the checkpoint's size in
+memory. The output is written into a temporary directory and renamed into
+place when complete, into a new or empty --output_dir only.
+"""
+
+import dataclasses
+import logging
+import os
+import shutil
+
+import numpy as np
+
+from bert_tf import checkpoints, file_io, huggingface, vocabulary
+from bert_tf.config import BertConfig
+
+logger = logging.getLogger(__name__)
+
+ORIGINAL, HUGGINGFACE = "original", "huggingface"
+FORMATS = (ORIGINAL, HUGGINGFACE)
+ORIGINAL_CONFIG_FILE = "bert_config.json"
+ORIGINAL_CHECKPOINT = "bert_model.ckpt"
+VOCAB_FILE = "vocab.txt"
+
+# The heads of the original format's task programs, by their first name.
+_HEADS_BY_NAME = (
+    ("cls/predictions/", "BertForPreTraining"),
+    ("cls/squad/", "BertForQuestionAnswering"),
+    ("cls/ner/", "BertForTokenClassification"),
+)
+
+
+@dataclasses.dataclass
+class Checkpoint:
+  """A model directory, opened: what a conversion reads.
+
+  Attributes:
+    path: the checkpoint prefix, or the Hugging Face folder.
+    format: ORIGINAL or HUGGINGFACE.
+    config: its BertConfig.
+    reader: its tensors by original name (get_variable_to_shape_map,
+      get_tensor).
+    architecture_name: the transformers class of its head (see
+      huggingface.ARCHITECTURES).
+    labels: the head's labels in order, where it classifies.
+    vocab_file: its vocab.txt.
+    do_lower_case: as the directory says, or None.
+  """
+  path: str
+  format: str
+  config: BertConfig
+  reader: object
+  architecture_name: str
+  labels: list
+  vocab_file: str
+  do_lower_case: object
+
+
+def detect_format(directory):
+  """ORIGINAL or HUGGINGFACE, by the config file the directory holds."""
+  if huggingface.is_folder(directory):
+    return HUGGINGFACE
+  if file_io.exists(os.path.join(directory, ORIGINAL_CONFIG_FILE)):
+    return ORIGINAL
+  if not file_io.isdir(directory):
+    raise FileNotFoundError(f"{directory}: not a directory")
+  raise ValueError(f"{directory}: neither a Hugging Face folder "
+                   f"({huggingface.CONFIG_FILE}) nor an original-format one "
+                   f"({ORIGINAL_CONFIG_FILE} beside its checkpoint)")
+
+
+def open_checkpoint(directory, architecture_name=None):
+  """Opens either format; `architecture_name` overrides what an original
+  checkpoint's head names suggest (a one-logit output_weights is run_swag's
+  unless it says BertForSequenceClassification, e.g. for STS-B)."""
+  vocab_file = os.path.join(directory, VOCAB_FILE)
+  if detect_format(directory) == HUGGINGFACE:
+    folder = huggingface.HuggingFaceFolder(directory)
+    config_file = os.path.join(directory, huggingface.CONFIG_FILE)
+    checkpoint = Checkpoint(directory, HUGGINGFACE, folder.config, folder,
+                            folder.architecture_name, folder.labels,
+                            vocab_file, folder.do_lower_case)
+  else:
+    config_file = os.path.join(directory, ORIGINAL_CONFIG_FILE)
+    config = BertConfig.from_json_file(config_file)
+    prefix = checkpoints.resolve_checkpoint_path(directory)
+    reader = checkpoints.open_reader(prefix)
+    name = _original_architecture(reader, prefix, architecture_name)
+    rows = reader.get_variable_to_shape_map().get("output_weights", [2])[0]
+    checkpoint = Checkpoint(prefix, ORIGINAL, config, reader, name,
+                            huggingface.default_labels(name, rows),
+                            vocab_file, None)
+  if architecture_name and architecture_name != checkpoint.architecture_name:
+    raise ValueError(f"{directory}: holds a {checkpoint.architecture_name}, "
+                     f"not a {architecture_name}")
+  if not file_io.exists(vocab_file):
+    raise FileNotFoundError(f"{vocab_file}: missing; a BERT model directory "
+                            f"has its {VOCAB_FILE}")
+  vocabulary.check_vocab_fits(vocab_file, checkpoint.config.vocab_size,
+                              config_file)
+  return checkpoint
+
+
+def _original_architecture(reader, prefix, requested):
+  """The transformers class whose head an original checkpoint holds."""
+  names = reader.get_variable_to_shape_map()
+  found = {architecture for start, architecture in _HEADS_BY_NAME
+           if any(name.startswith(start) for name in names)}
+  if "output_weights" in names:
+    found.add("BertForMultipleChoice" if names["output_weights"][0] == 1 and
+              requested != "BertForSequenceClassification"
+              else "BertForSequenceClassification")
+  if len(found) > 1:
+    raise ValueError(f"{prefix}: holds the heads of "
+                     f"{', '.join(sorted(found))}; one head converts")
+  return found.pop() if found else "BertModel"
+
+
+def check_output_dir(output_dir):
+  """Refuses anything but a new or empty directory, naming what is there."""
+  if not file_io.exists(output_dir):
+    return
+  if not file_io.isdir(output_dir):
+    raise ValueError(f"--output_dir={output_dir} is "
+                     f"{file_io.kind_of_file(output_dir) or 'a file'}, not a "
+                     f"directory")
+  held = sorted(os.listdir(output_dir))
+  if held:
+    raise ValueError(
+        f"--output_dir={output_dir} already holds {', '.join(held[:3])}"
+        f"{' ...' if len(held) > 3 else ''}; a converted checkpoint goes "
+        f"into a new or empty directory")
+
+
+def convert(input_dir, output_dir, output_format, architecture_name=None,
+            do_lower_case=None):
+  """Converts the model in `input_dir` into `output_dir` in `output_format`.
+
+  Args:
+    input_dir: an original-format directory (bert_config.json, vocab.txt, a
+      checkpoint: released, a training run's or a community one's, whose
+      optimizer slots and global_step are left out) or a Hugging Face folder.
+    output_dir: a new or empty directory.
+    output_format: ORIGINAL or HUGGINGFACE.
+    architecture_name: see open_checkpoint.
+    do_lower_case: for tokenizer_config.json; None takes the input's, else
+      what its vocabulary shows.
+
+  Returns:
+    The Checkpoint read.
+  """
+  if output_format not in FORMATS:
+    raise ValueError(f"--output_format={output_format}: expected one of "
+                     f"{', '.join(FORMATS)}")
+  check_output_dir(output_dir)
+  source = open_checkpoint(input_dir, architecture_name)
+  architecture = huggingface.ARCHITECTURES[source.architecture_name]
+  tensors = _read_tensors(source, architecture)
+  if do_lower_case is None:
+    do_lower_case = source.do_lower_case
+  if do_lower_case is None:
+    do_lower_case = vocabulary.vocab_is_lower_cased(source.vocab_file)
+  parent = os.path.dirname(os.path.abspath(output_dir))
+  os.makedirs(parent, exist_ok=True)
+  with file_io.held_temporary(os.path.abspath(output_dir),
+                              directory=True) as temporary:
+    if output_format == HUGGINGFACE:
+      huggingface.write_folder_files(
+          temporary, source.config, source.architecture_name, tensors,
+          do_lower_case, source.labels)
+    else:
+      _write_original(temporary, source, tensors)
+    shutil.copyfile(source.vocab_file, os.path.join(temporary, VOCAB_FILE))
+    check_output_dir(output_dir)
+    if file_io.exists(output_dir):
+      os.rmdir(output_dir)
+    os.rename(temporary, output_dir)
+  logger.info("Converted %s (%s, %s) into %s (%s)", input_dir, source.format,
+              source.architecture_name, output_dir, output_format)
+  return source
+
+
+def _read_tensors(source, architecture):
+  """{original name: array} of the architecture's tensors, each checked
+  against the config."""
+  stored = source.reader.get_variable_to_shape_map()
+  num_labels = huggingface.num_labels_of(source.architecture_name,
+                                         source.labels)
+  tensors = {}
+  for name in huggingface.original_names(source.config, architecture):
+    expected = huggingface.expected_shape(source.config, name, num_labels)
+    if name not in stored:
+      raise ValueError(f"{source.path}: no variable {name}, which "
+                       f"{source.architecture_name} has")
+    if list(stored[name]) != expected:
+      raise ValueError(f"{source.path}: variable {name} is shaped "
+                       f"{list(stored[name])}, but its config makes it "
+                       f"{expected}")
+    tensors[name] = source.reader.get_tensor(name)
+  return tensors
+
+
+def _write_original(directory, source, tensors):
+  """bert_config.json and bert_model.ckpt (with global_step 0, as released)."""
+  if source.config.hidden_act == "gelu_exact":
+    logger.warning(
+        "hidden_act is the exact (erf) GELU, which Hugging Face calls "
+        "\"gelu\": bert_config.json says gelu_exact, which bert_tf computes; "
+        "the original modeling.py knows only the tanh approximation (gelu)")
+  config_file = os.path.join(directory, ORIGINAL_CONFIG_FILE)
+  with file_io.open_file(config_file, "w") as writer:
+    writer.write(source.config.to_json_string())
+  tensors[checkpoints.GLOBAL_STEP] = np.int64(0)
+  checkpoints.write_checkpoint(
+      os.path.join(directory, ORIGINAL_CHECKPOINT), tensors)

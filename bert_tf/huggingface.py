@@ -1,0 +1,417 @@
+"""Hugging Face BERT folders, read and written under the original names.
+
+A folder as transformers' save_pretrained writes it: config.json,
+model.safetensors (or shards listed in model.safetensors.index.json),
+vocab.txt and tokenizer_config.json. Its tensors are named after PyTorch
+modules ("bert.encoder.layer.0.attention.self.query.weight", dense weights
+[out, in]); read here, they answer to the original checkpoint names
+("bert/encoder/layer_0/attention/self/query/kernel", [in, out]), so that
+everything that loads an original checkpoint loads a folder. Written here,
+a folder loads in transformers' BertFor... class with no missing or
+unexpected weights. Weights go through the safetensors package's numpy API;
+nothing is unpickled and torch is never imported.
+"""
+
+import dataclasses
+import json
+import os
+import re
+
+import numpy as np
+
+from bert_tf import file_io
+from bert_tf.checkpoint_names import encoder_names
+from bert_tf.config import BertConfig, parse_json_object
+from bert_tf.data import conll
+
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+WEIGHTS_INDEX_FILE = "model.safetensors.index.json"
+TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+VOCAB_FILE = "vocab.txt"
+# Weights saved by torch.save: pickles, which can run code when loaded.
+_PICKLE_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json")
+
+
+@dataclasses.dataclass(frozen=True)
+class Architecture:
+  """A transformers BERT class: its head's original names -> its names.
+
+  Attributes:
+    head_names: {original name: Hugging Face name} of the head's tensors
+      (weights [num_classes, hidden_size] in both, no transpose).
+    has_pooler: transformers builds its BertModel with a pooler.
+    prefix: the encoder's name prefix ("bert.", none for BertModel alone).
+  """
+  head_names: dict
+  has_pooler: bool = True
+  prefix: str = "bert."
+
+
+def _classifier(scope=""):
+  return {f"{scope}output_weights": "classifier.weight",
+          f"{scope}output_bias": "classifier.bias"}
+
+
+ARCHITECTURES = {
+    "BertModel": Architecture({}, prefix=""),
+    "BertForPreTraining": Architecture({
+        "cls/predictions/transform/dense/kernel":
+            "cls.predictions.transform.dense.weight",
+        "cls/predictions/transform/dense/bias":
+            "cls.predictions.transform.dense.bias",
+        "cls/predictions/transform/LayerNorm/gamma":
+            "cls.predictions.transform.LayerNorm.weight",
+        "cls/predictions/transform/LayerNorm/beta":
+            "cls.predictions.transform.LayerNorm.bias",
+        "cls/predictions/output_bias": "cls.predictions.bias",
+        "cls/seq_relationship/output_weights": "cls.seq_relationship.weight",
+        "cls/seq_relationship/output_bias": "cls.seq_relationship.bias"}),
+    # run_classifier's head, and run_swag's (one logit per ending).
+    "BertForSequenceClassification": Architecture(_classifier()),
+    "BertForMultipleChoice": Architecture(_classifier()),
+    # run_squad's and run_ner's heads; transformers builds these without a
+    # pooler.
+    "BertForQuestionAnswering": Architecture(
+        {"cls/squad/output_weights": "qa_outputs.weight",
+         "cls/squad/output_bias": "qa_outputs.bias"}, has_pooler=False),
+    "BertForTokenClassification": Architecture(
+        _classifier("cls/ner/"), has_pooler=False),
+}
+
+# Tensors transformers saves that carry nothing of their own: position ids,
+# and the decoder, tied to the word embeddings and the output bias.
+_POSITION_IDS = "bert.embeddings.position_ids"
+_DECODER_WEIGHT = "cls.predictions.decoder.weight"
+_DECODER_BIAS = "cls.predictions.decoder.bias"
+
+
+def is_folder(path):
+  """Whether `path` is a Hugging Face model folder (it has config.json)."""
+  return file_io.isdir(path) and file_io.exists(os.path.join(path,
+                                                             CONFIG_FILE))
+
+
+def huggingface_name(original, prefix="bert."):
+  """bert/encoder/layer_3/output/dense/kernel ->
+  bert.encoder.layer.3.output.dense.weight (prefix replaces "bert.")."""
+  name = re.sub(r"layer_(\d+)", r"layer.\1", original).replace("/", ".")
+  stem, _, last = name.rpartition(".")
+  if last.endswith("embeddings"):
+    stem, last = name, "weight"
+  last = {"kernel": "weight", "gamma": "weight", "beta": "bias"}.get(last,
+                                                                    last)
+  return re.sub(r"^bert\.", prefix, f"{stem}.{last}")
+
+
+def _canonical_name(name):
+  """A stored name as transformers names it now: older exports say
+  LayerNorm.gamma/beta, and a BertModel's lack the "bert." prefix."""
+  name = re.sub(r"LayerNorm\.gamma$", "LayerNorm.weight", name)
+  name = re.sub(r"LayerNorm\.beta$", "LayerNorm.bias", name)
+  if name.startswith(("embeddings.", "encoder.", "pooler.")):
+    name = "bert." + name
+  return name
+
+
+def original_names(config, architecture):
+  """The original names of an architecture's tensors, in checkpoint order."""
+  names = [name for name in encoder_names(config)
+           if architecture.has_pooler or not name.startswith("bert/pooler/")]
+  return names + list(architecture.head_names)
+
+
+def expected_shape(config, original, num_labels):
+  """The shape of an original-format variable of `config`'s model."""
+  hidden, intermediate = config.hidden_size, config.intermediate_size
+  rows = {"word_embeddings": config.vocab_size,
+          "token_type_embeddings": config.type_vocab_size,
+          "position_embeddings": config.max_position_embeddings,
+          "cls/seq_relationship/output_weights": 2,
+          "cls/squad/output_weights": 2}
+  for ending, count in rows.items():
+    if original.endswith(ending):
+      return [count, hidden]
+  if original.endswith("output_weights"):
+    return [num_labels, hidden]
+  if original.endswith("output_bias"):
+    if original == "cls/predictions/output_bias":
+      return [config.vocab_size]
+    return [2] if original.startswith(("cls/seq", "cls/squad")) else \
+        [num_labels]
+  width_in, width_out = hidden, hidden
+  if "/intermediate/" in original:
+    width_out = intermediate
+  elif re.search(r"layer_\d+/output/dense", original):
+    width_in = intermediate
+  return [width_in, width_out] if original.endswith("kernel") else \
+      [width_out]
+
+
+def _is_transposed(original):
+  return original.endswith("/kernel")
+
+
+def num_labels_of(architecture_name, labels):
+  """How many rows the head's output_weights has."""
+  return {"BertForMultipleChoice": 1,
+          "BertForTokenClassification": len(conll.LABELS)}.get(
+              architecture_name, len(labels))
+
+
+class HuggingFaceFolder:
+  """A Hugging Face BERT folder, opened and checked, read by original names.
+
+  It answers tf.train.CheckpointReader's two questions
+  (get_variable_to_shape_map, get_tensor), so checkpoints.load_checkpoint
+  reads it as it reads an original checkpoint.
+
+  Attributes:
+    folder: the folder.
+    config: its BertConfig (config.json mapped, see BertConfig).
+    architecture_name: the transformers class, from config.json's
+      "architectures" (or, where it has none, from the tensor names).
+    labels: the class labels in head order (id2label; run_ner's order for
+      token classification).
+    do_lower_case: tokenizer_config.json's, or None where it does not say.
+
+  Raises (on opening):
+    FileNotFoundError: no config.json or no safetensors weights.
+    ValueError: one line naming the file and the tensor or field: a
+      pickle-only folder, another model_type, a missing tensor, a shape
+      that disagrees with config.json, labels run_ner does not have.
+  """
+
+  def __init__(self, folder):
+    self.folder = folder
+    config_file = os.path.join(folder, CONFIG_FILE)
+    if not file_io.exists(config_file):
+      raise FileNotFoundError(f"{folder}: no {CONFIG_FILE}; a Hugging Face "
+                              f"model folder has one")
+    with file_io.open_file(config_file) as reader:
+      values = parse_json_object(reader.read(), config_file)
+    self.config = BertConfig.from_huggingface_dict(values, config_file)
+    self._files = self._weight_files()
+    self._stored = self._stored_names()
+    self.architecture_name = self._architecture(values, config_file)
+    architecture = ARCHITECTURES[self.architecture_name]
+    self.labels = _labels(values, self.architecture_name)
+    self._rows = None
+    if self.architecture_name == "BertForTokenClassification":
+      self._rows = _tag_rows(self.labels, config_file)
+      self.labels = list(conll.LABELS)
+    self._names = {}
+    for original in original_names(self.config, architecture):
+      name = architecture.head_names.get(original) or \
+          huggingface_name(original)
+      if original == "cls/predictions/output_bias" and \
+          name not in self._stored and _DECODER_BIAS in self._stored:
+        name = _DECODER_BIAS
+      self._names[original] = name
+    self._check_tensors(architecture)
+    self.do_lower_case = _do_lower_case(folder)
+
+  def _weight_files(self):
+    """{stored name: file}, from the index of shards or the one file."""
+    index_file = os.path.join(self.folder, WEIGHTS_INDEX_FILE)
+    if file_io.exists(index_file):
+      with file_io.open_file(index_file) as reader:
+        index = parse_json_object(reader.read(), index_file)
+      weight_map = index.get("weight_map")
+      if not isinstance(weight_map, dict):
+        raise ValueError(f"{index_file}: no \"weight_map\" object")
+      return {name: os.path.join(self.folder, file)
+              for name, file in weight_map.items()}
+    weights_file = os.path.join(self.folder, WEIGHTS_FILE)
+    if file_io.exists(weights_file):
+      return {name: weights_file for name in _safetensors_names(weights_file)}
+    pickles = [name for name in _PICKLE_FILES
+               if file_io.exists(os.path.join(self.folder, name))]
+    if pickles:
+      raise ValueError(
+          f"{os.path.join(self.folder, pickles[0])}: PyTorch pickle weights, "
+          f"which bert_tf does not unpickle (loading a pickle can run any "
+          f"code); get {WEIGHTS_FILE}: the model's safetensors revision on "
+          f"the Hub, or save it once with transformers "
+          f"(model.save_pretrained(dir, safe_serialization=True))")
+    raise FileNotFoundError(f"{self.folder}: no {WEIGHTS_FILE} (nor "
+                            f"{WEIGHTS_INDEX_FILE}) beside {CONFIG_FILE}")
+
+  def _stored_names(self):
+    """{canonical name: name as stored}."""
+    stored = {}
+    for name in self._files:
+      stored.setdefault(_canonical_name(name), name)
+    return stored
+
+  def _architecture(self, values, config_file):
+    """config.json's architecture, else the one its tensor names show."""
+    named = values.get("architectures") or []
+    if named:
+      if named[0] not in ARCHITECTURES:
+        raise ValueError(
+            f"{config_file}: architecture {named[0]!r} is not one bert_tf "
+            f"maps; it maps {', '.join(ARCHITECTURES)}")
+      return named[0]
+    if any(name.startswith("cls.predictions.") for name in self._stored):
+      return "BertForPreTraining"
+    if "qa_outputs.weight" in self._stored:
+      return "BertForQuestionAnswering"
+    if "classifier.weight" in self._stored:
+      raise ValueError(
+          f"{config_file}: no \"architectures\" to say which model its "
+          f"classifier.weight belongs to; add e.g. \"architectures\": "
+          f"[\"BertForSequenceClassification\"]")
+    return "BertModel"
+
+  def _check_tensors(self, architecture):
+    num_labels = num_labels_of(self.architecture_name, self.labels)
+    for original, name in self._names.items():
+      if name not in self._stored:
+        raise ValueError(f"{self._file_of(name)}: no tensor {name}, which "
+                         f"{self.architecture_name} has")
+      shape = self._stored_shape(name)
+      if _is_transposed(original):
+        shape = shape[::-1]
+      expected = expected_shape(self.config, original, num_labels)
+      if shape != expected:
+        raise ValueError(
+            f"{self._file_of(name)}: tensor {name} is shaped "
+            f"{self._stored_shape(name)}, but {CONFIG_FILE} makes it "
+            f"{expected[::-1] if _is_transposed(original) else expected}")
+    if _DECODER_WEIGHT in self._stored:
+      decoder = self._read(_DECODER_WEIGHT)
+      if not np.array_equal(decoder, self._read(
+          self._names["bert/embeddings/word_embeddings"])):
+        raise ValueError(
+            f"{self._file_of(_DECODER_WEIGHT)}: {_DECODER_WEIGHT} differs "
+            f"from the word embeddings; BERT ties them, as bert_tf does")
+
+  def _file_of(self, name):
+    return self._files.get(self._stored.get(name), os.path.join(
+        self.folder, WEIGHTS_FILE))
+
+  def _stored_shape(self, name):
+    from safetensors import safe_open  # pylint: disable=g-import-not-at-top
+    with safe_open(self._file_of(name), framework="numpy") as weights:
+      return list(weights.get_slice(self._stored[name]).get_shape())
+
+  def _read(self, name):
+    """A stored tensor as float32, by its canonical name."""
+    from safetensors import safe_open  # pylint: disable=g-import-not-at-top
+    path = self._file_of(name)
+    try:
+      with safe_open(path, framework="numpy") as weights:
+        value = weights.get_tensor(self._stored[name])
+    except (TypeError, ValueError, OSError) as error:
+      raise ValueError(f"{path}: cannot read tensor {name} ({error})") \
+          from None
+    return value.astype(np.float32, copy=False)
+
+  def get_variable_to_shape_map(self):
+    """{original name: shape} of the folder's tensors."""
+    num_labels = num_labels_of(self.architecture_name, self.labels)
+    return {original: expected_shape(self.config, original, num_labels)
+            for original in self._names}
+
+  def get_tensor(self, original):
+    """The tensor under its original name, in the original's layout."""
+    value = self._read(self._names[original])
+    if _is_transposed(original):
+      value = np.ascontiguousarray(value.T)
+    if self._rows is not None and original.startswith("cls/ner/"):
+      value = value[self._rows]
+    return value
+
+
+def _safetensors_names(path):
+  from safetensors import safe_open  # pylint: disable=g-import-not-at-top
+  try:
+    with safe_open(path, framework="numpy") as weights:
+      return [name for name in weights.keys() if name != _POSITION_IDS]
+  except Exception as error:  # safetensors raises its own SafetensorError
+    raise ValueError(f"{path}: not a readable safetensors file "
+                     f"({error})") from None
+
+
+def _labels(values, architecture_name):
+  """id2label's labels in id order, else default_labels'."""
+  id2label = values.get("id2label")
+  if id2label:
+    return [id2label[key] for key in sorted(id2label, key=int)]
+  return default_labels(architecture_name, values.get("num_labels", 2))
+
+
+def default_labels(architecture_name, count):
+  """The labels of a head that names none: run_ner's for token
+  classification, one for multiple choice, else transformers' LABEL_i."""
+  if architecture_name == "BertForTokenClassification":
+    return list(conll.LABELS)
+  if architecture_name == "BertForMultipleChoice":
+    count = 1
+  return [f"LABEL_{index}" for index in range(count)]
+
+
+def _tag_rows(labels, config_file):
+  """For each of run_ner's labels, its row in the folder's classifier."""
+  if sorted(labels) != sorted(conll.LABELS):
+    raise ValueError(
+        f"{config_file}: id2label {list(labels)} is not run_ner's label set "
+        f"{list(conll.LABELS)}")
+  return [labels.index(label) for label in conll.LABELS]
+
+
+def _do_lower_case(folder):
+  path = os.path.join(folder, TOKENIZER_CONFIG_FILE)
+  if not file_io.exists(path):
+    return None
+  with file_io.open_file(path) as reader:
+    value = parse_json_object(reader.read(), path).get("do_lower_case")
+  return value if isinstance(value, bool) else None
+
+
+def huggingface_config(config, architecture_name, labels):
+  """config.json's object for `config` as `architecture_name`."""
+  values = {"architectures": [architecture_name]}
+  values.update(config.to_huggingface_dict())
+  values["pad_token_id"] = 0
+  if architecture_name in ("BertForSequenceClassification",
+                           "BertForTokenClassification"):
+    values["id2label"] = {str(index): label
+                          for index, label in enumerate(labels)}
+    values["label2id"] = {label: index for index, label in enumerate(labels)}
+  return values
+
+
+def write_folder_files(directory, config, architecture_name, tensors,
+                       do_lower_case, labels):
+  """Writes config.json, model.safetensors and tokenizer_config.json into
+  `directory` (a new one the caller renames into place).
+
+  Args:
+    tensors: {original name: numpy array} of the architecture's tensors
+      (see original_names), in the original layout.
+  """
+  from safetensors.numpy import save_file  # pylint: disable=g-import-not-at-top
+  prefix = ARCHITECTURES[architecture_name].prefix
+  head_names = ARCHITECTURES[architecture_name].head_names
+  weights = {}
+  for original in list(tensors):
+    value = tensors.pop(original)  # each array released as it is moved
+    if _is_transposed(original):
+      value = np.ascontiguousarray(value.T)
+    name = head_names.get(original) or huggingface_name(original, prefix)
+    weights[name] = value
+  save_file(weights, os.path.join(directory, WEIGHTS_FILE),
+            metadata={"format": "pt"})
+  _write_json(os.path.join(directory, CONFIG_FILE),
+              huggingface_config(config, architecture_name, labels))
+  _write_json(os.path.join(directory, TOKENIZER_CONFIG_FILE),
+              {"do_lower_case": bool(do_lower_case),
+               "tokenizer_class": "BertTokenizer",
+               "model_max_length": config.max_position_embeddings})
+
+
+def _write_json(path, values):
+  with file_io.open_file(path, "w") as writer:
+    writer.write(json.dumps(values, indent=2, sort_keys=True) + "\n")
