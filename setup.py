@@ -25,6 +25,8 @@ setuptools.setup(
         "tensorboard>=2.20",
         "keras>=3.10,<4",
         "google-crc32c",
+        # Hugging Face weights, through its numpy API (never torch).
+        "safetensors",
         "absl-py",
         "numpy",
         "scikit-learn",

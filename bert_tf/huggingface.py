@@ -361,6 +361,26 @@ def _tag_rows(labels, config_file):
   return [labels.index(label) for label in conll.LABELS]
 
 
+def check_do_lower_case(path, do_lower_case):
+  """Raises where `path` is a folder whose tokenizer_config.json says its
+  model was trained on other casing than do_lower_case (the original checks
+  released checkpoints by name, tokenization.validate_case_matches_checkpoint)."""
+  if not path or not is_folder(path):
+    return
+  said = _do_lower_case(path)
+  if said is not None and said != bool(do_lower_case):
+    raise ValueError(
+        f"--do_lower_case={bool(do_lower_case)}, but "
+        f"{os.path.join(path, TOKENIZER_CONFIG_FILE)} says do_lower_case "
+        f"{said}: pass --do_lower_case={said}")
+
+
+def folder_files(folder):
+  """The files of a folder a run reads (none may be overwritten)."""
+  return [os.path.join(folder, name) for name in sorted(os.listdir(folder))
+          if name.endswith((".json", ".safetensors", ".txt"))]
+
+
 def _do_lower_case(folder):
   path = os.path.join(folder, TOKENIZER_CONFIG_FILE)
   if not file_io.exists(path):

@@ -1,47 +1,68 @@
-"""Opening a released model directory (bert_config.json, vocab.txt, checkpoint)."""
+"""Opening a model directory: a release, a community checkpoint or a Hugging
+Face folder, as a bert_tf model with its vocabulary."""
 
 import dataclasses
-import os
 
-import tensorflow as tf
-
+from bert_tf import conversion, vocabulary
 from bert_tf.checkpoints import LoadReport, load_checkpoint
 from bert_tf.config import BertConfig
-from bert_tf.models.pretrainer import BertPretrainer
-from bert_tf.vocabulary import check_vocab_fits
+from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice,
+                            BertPretrainer, BertSpanLabeler, BertTagger)
 
-CONFIG_FILE = "bert_config.json"
-VOCAB_FILE = "vocab.txt"
+# The bert_tf model of each transformers class (huggingface.ARCHITECTURES).
+MODEL_CLASSES = {
+    "BertModel": BertEncoder,
+    "BertForPreTraining": BertPretrainer,
+    "BertForSequenceClassification": BertClassifier,
+    "BertForQuestionAnswering": BertSpanLabeler,
+    "BertForTokenClassification": BertTagger,
+    "BertForMultipleChoice": BertMultipleChoice,
+}
 
 
 @dataclasses.dataclass
 class PretrainedModel:
-  """A released model, opened: its config, the loaded model and its files."""
+  """A model directory, opened: its config, the loaded model and its files.
+
+  Attributes:
+    do_lower_case: tokenizer_config.json's where the directory has one, else
+      what its vocab.txt shows (vocabulary.vocab_is_lower_cased).
+    labels: the head's labels in order, where it classifies.
+  """
   config: BertConfig
   model: object
   vocab_file: str
   load_report: LoadReport
+  do_lower_case: bool
+  labels: list
 
 
-def load_pretrained(model_dir, model_class=BertPretrainer):
-  """Builds `model_class` from a released model directory and loads its weights.
+def load_pretrained(model_dir, model_class=None, **model_arguments):
+  """Builds a bert_tf model from a model directory and loads its weights.
 
   Args:
     model_dir: a directory as Google released them (bert_config.json,
-      vocab.txt, bert_model.ckpt.*), or one with a `checkpoint` index file.
-    model_class: the bert_tf model to build (BertPretrainer, BertEncoder, ...).
+      vocab.txt, bert_model.ckpt.*, .meta files or not), a community one
+      (model.ckpt-N with optimizer slots, with or without a `checkpoint`
+      index file), a training run's, or a Hugging Face folder (config.json,
+      model.safetensors, vocab.txt).
+    model_class: the bert_tf model to build (BertPretrainer, BertEncoder,
+      ...); by default the one of the checkpoint's head (MODEL_CLASSES).
+    **model_arguments: the class's own (e.g. num_labels); a classifier's
+      num_labels defaults to the head's.
 
   Returns:
     A PretrainedModel.
   """
-  config_file = os.path.join(model_dir, CONFIG_FILE)
-  config = BertConfig.from_json_file(config_file)
-  vocab_file = os.path.join(model_dir, VOCAB_FILE)
-  if not tf.io.gfile.exists(vocab_file):
-    raise FileNotFoundError(f"{vocab_file}: missing; a released model "
-                            f"directory has {VOCAB_FILE}")
-  check_vocab_fits(vocab_file, config.vocab_size, config_file)
-  model = model_class(config)
-  report = load_checkpoint(model, model_dir)
-  return PretrainedModel(config=config, model=model, vocab_file=vocab_file,
-                         load_report=report)
+  source = conversion.open_checkpoint(model_dir)
+  model_class = model_class or MODEL_CLASSES[source.architecture_name]
+  if "num_labels" in getattr(model_class, "config_arguments", ()):
+    model_arguments.setdefault("num_labels", len(source.labels))
+  model = model_class(source.config, **model_arguments)
+  report = load_checkpoint(model, source.path)
+  do_lower_case = source.do_lower_case
+  if do_lower_case is None:
+    do_lower_case = vocabulary.vocab_is_lower_cased(source.vocab_file)
+  return PretrainedModel(config=source.config, model=model,
+                         vocab_file=source.vocab_file, load_report=report,
+                         do_lower_case=do_lower_case, labels=source.labels)

@@ -22,7 +22,8 @@ from typing import Optional
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import checkpoints, export, file_io, output_paths, tokenization
+from bert_tf import (checkpoints, export, file_io, huggingface, output_paths,
+                     tokenization)
 from bert_tf.data.features_jsonl import jsonl_line
 from bert_tf.data.text_inputs import encode_texts
 from bert_tf.data.text_lines import read_lines
@@ -120,6 +121,7 @@ def extract_features(options, strategy):
   init_checkpoint = run_files.resolve_init_checkpoint(options.init_checkpoint)
   if init_checkpoint is None:
     raise ValueError("--init_checkpoint is required")
+  huggingface.check_do_lower_case(init_checkpoint, options.do_lower_case)
   if bool(options.input_file) != bool(options.output_file) or not (
       options.input_file or options.export_dir):
     raise ValueError("--input_file and --output_file are required (or "
@@ -141,10 +143,13 @@ def extract_features(options, strategy):
   with strategy.scope(), precision.dtype_policy(options.dtype):
     model = LayerOutputs(config, layers)
   report = checkpoints.load_checkpoint(model, init_checkpoint)
-  if report.not_in_checkpoint:
+  # The pooler is not extracted (and QA and tagging models have none).
+  missing = [name for name in report.not_in_checkpoint
+             if not name.startswith("bert/pooler/")]
+  if missing:
     raise ValueError(f"--init_checkpoint={init_checkpoint} is not a "
                      f"checkpoint of this --bert_config_file: it lacks "
-                     f"{', '.join(report.not_in_checkpoint[:3])}")
+                     f"{', '.join(missing[:3])}")
   if examples:
     _extract(options, strategy, model, layers, examples)
   if options.export_dir:

@@ -15,7 +15,7 @@ import logging
 import os
 from typing import Optional
 
-from bert_tf import export, file_io, tokenization, vocabulary
+from bert_tf import export, file_io, huggingface, tokenization, vocabulary
 from bert_tf.data import batching
 from bert_tf.data.feature_records import write_feature_records
 from bert_tf.tasks.task import FineTuningTask
@@ -176,6 +176,7 @@ def _check_options(options):
   init_checkpoint = run_files.resolve_init_checkpoint(options.init_checkpoint)
   vocabulary.check_do_lower_case(options.vocab_file, options.do_lower_case,
                                  init_checkpoint)
+  huggingface.check_do_lower_case(init_checkpoint, options.do_lower_case)
   return init_checkpoint
 
 

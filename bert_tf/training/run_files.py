@@ -9,7 +9,7 @@ into an output directory, none of which may overwrite an input.
 import logging
 import os
 
-from bert_tf import checkpoints, file_io, output_paths
+from bert_tf import checkpoints, file_io, huggingface, output_paths
 from bert_tf.config import BertConfig
 from bert_tf.training.checkpoint_manager import STATE_FILE
 
@@ -51,10 +51,13 @@ def resolve_init_checkpoint(init_checkpoint):
 
 
 def checkpoint_inputs(init_checkpoint):
-  """("--init_checkpoint", file) for each file of a checkpoint prefix (none
-  for None): inputs no output may overwrite."""
+  """("--init_checkpoint", file) for each file of a checkpoint prefix or a
+  Hugging Face folder (none for None): inputs no output may overwrite."""
   if not init_checkpoint:
     return []
+  if huggingface.is_folder(init_checkpoint):
+    return [("--init_checkpoint", path)
+            for path in huggingface.folder_files(init_checkpoint)]
   return [("--init_checkpoint", path) for path in file_io.glob(
       f"{file_io.glob_escape(init_checkpoint)}.*")]
 

@@ -1,0 +1,291 @@
+"""Hugging Face folders as transformers writes them, read by bert_tf and
+written back: ../shared/reference/huggingface holds five folders made by
+transformers' own save_pretrained with its outputs for them."""
+
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file, save_file
+
+import bert_tf
+from bert_tf import conversion, huggingface
+from bert_tf.data import conll
+from tests.helpers import SHARED_DIR
+
+HUGGINGFACE_DIR = os.path.join(SHARED_DIR, "reference", "huggingface")
+FOLDERS = {
+    "bert_for_pretraining": bert_tf.BertPretrainer,
+    "bert_for_sequence_classification": bert_tf.BertClassifier,
+    "bert_for_question_answering": bert_tf.models.BertSpanLabeler,
+    "bert_for_token_classification": bert_tf.models.BertTagger,
+    "bert_for_multiple_choice": bert_tf.models.BertMultipleChoice,
+}
+pytestmark = pytest.mark.shared
+
+
+def folder(name):
+  return os.path.join(HUGGINGFACE_DIR, name)
+
+
+def encoder_inputs(expected):
+  return {"input_ids": expected["input_ids"],
+          "input_mask": expected["attention_mask"],
+          "segment_ids": expected["token_type_ids"]}
+
+
+def assert_close(ours, theirs):
+  np.testing.assert_allclose(np.asarray(ours), theirs, rtol=0, atol=1e-5)
+
+
+def head_outputs(name, model, inputs):
+  """bert_tf's outputs, named and laid out as transformers' in expected.npz."""
+  if name == "bert_for_pretraining":
+    batch, length = inputs["input_ids"].shape
+    positions = np.tile(np.arange(length), (batch, 1))
+    out = model({**inputs, "masked_lm_positions": positions}, training=False)
+    return {"prediction_logits": out["masked_lm_logits"],
+            "seq_relationship_log_probs": out["next_sentence_log_probs"]}
+  out = model(inputs, training=False)
+  if name == "bert_for_question_answering":
+    return {"start_logits": out["start_logits"],
+            "end_logits": out["end_logits"]}
+  logits = np.asarray(out["logits"])
+  if name == "bert_for_token_classification":
+    # transformers' label order, from run_ner's
+    order = json.load(open(f"{folder(name)}/config.json"))["id2label"]
+    logits = logits[..., [conll.LABELS.index(order[str(index)])
+                          for index in range(len(order))]]
+  return {"logits": logits}
+
+
+@pytest.mark.parametrize("name", FOLDERS)
+def test_every_head_gives_transformers_outputs(name):
+  pretrained = bert_tf.load_pretrained(folder(name))
+  assert type(pretrained.model) is FOLDERS[name]
+  assert pretrained.load_report.not_in_checkpoint in (
+      [], ["bert/pooler/dense/kernel", "bert/pooler/dense/bias"])
+  assert pretrained.load_report.unused == []
+  assert pretrained.do_lower_case is True
+  expected = np.load(f"{folder(name)}/expected.npz")
+  inputs = encoder_inputs(expected)
+  flat = {key: value.reshape(-1, value.shape[-1])
+          for key, value in inputs.items()}
+  encoded = pretrained.model.encoder(flat, training=False)
+  assert_close(encoded["embedding_output"], expected["hidden_states_0"])
+  for index, layer in enumerate(encoded["all_encoder_layers"]):
+    assert_close(layer, expected[f"hidden_states_{index + 1}"])
+  if "pooler_output" in expected:
+    assert_close(encoded["pooled_output"], expected["pooler_output"])
+  for key, value in head_outputs(name, pretrained.model, inputs).items():
+    if key == "seq_relationship_log_probs":
+      logits = expected["seq_relationship_logits"]
+      theirs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    else:
+      theirs = expected[key].reshape(np.shape(value))
+    assert_close(value, theirs)
+
+
+def tensors_by_label(directory):
+  """The folder's tensors, a classifier's rows keyed by label name, so
+  heads that name their labels compare whatever their order."""
+  tensors = load_file(f"{directory}/model.safetensors")
+  config = json.load(open(f"{directory}/config.json"))
+  if "id2label" in config and "classifier.weight" in tensors:
+    for key in ("classifier.weight", "classifier.bias"):
+      rows = tensors.pop(key)
+      for index, label in config["id2label"].items():
+        tensors[f"{key}[{label}]"] = rows[int(index)]
+  return tensors
+
+
+@pytest.mark.parametrize("name", FOLDERS)
+def test_every_head_round_trips_through_the_original_format_bit_for_bit(
+    tmp_path, name):
+  original, back = tmp_path / "original", tmp_path / "back"
+  conversion.convert(folder(name), str(original), conversion.ORIGINAL)
+  assert sorted(os.listdir(original)) == [
+      "bert_config.json", "bert_model.ckpt.data-00000-of-00001",
+      "bert_model.ckpt.index", "vocab.txt"]
+  conversion.convert(str(original), str(back), conversion.HUGGINGFACE)
+  ours, theirs = tensors_by_label(back), tensors_by_label(folder(name))
+  assert sorted(ours) == sorted(theirs)
+  for key, value in theirs.items():
+    assert ours[key].dtype == value.dtype
+    np.testing.assert_array_equal(ours[key], value, err_msg=key)
+  ours_config = json.load(open(back / "config.json"))
+  theirs_config = json.load(open(f"{folder(name)}/config.json"))
+  for key, value in ours_config.items():
+    if key not in ("id2label", "label2id"):
+      assert theirs_config.get(key, value) == value, key
+  assert json.load(open(back / "tokenizer_config.json"))["do_lower_case"]
+  assert (back / "vocab.txt").read_bytes() == open(
+      f"{folder(name)}/vocab.txt", "rb").read()
+
+
+def copy_folder(tmp_path, name="bert_for_pretraining"):
+  target = tmp_path / name
+  shutil.copytree(folder(name), target)
+  return target
+
+
+def rewrite_weights(directory, change):
+  """Rewrites model.safetensors with change(tensors) applied."""
+  tensors = load_file(f"{directory}/model.safetensors")
+  change(tensors)
+  save_file(tensors, f"{directory}/model.safetensors",
+            metadata={"format": "pt"})
+
+
+def rewrite_config(directory, change):
+  values = json.load(open(f"{directory}/config.json"))
+  change(values)
+  (directory / "config.json").write_text(json.dumps(values))
+
+
+def read_all(directory):
+  reader = huggingface.HuggingFaceFolder(str(directory))
+  return {name: reader.get_tensor(name)
+          for name in reader.get_variable_to_shape_map()}
+
+
+def _tie_decoder(tensors):
+  tensors["cls.predictions.decoder.weight"] = \
+      tensors["bert.embeddings.word_embeddings.weight"]
+  tensors["cls.predictions.decoder.bias"] = tensors["cls.predictions.bias"]
+
+
+def _only_decoder_bias(tensors):
+  tensors["cls.predictions.decoder.bias"] = tensors.pop("cls.predictions.bias")
+
+
+def _old_layer_norm_names(tensors):
+  for key in [key for key in tensors if "LayerNorm" in key]:
+    tensors[key.replace(".weight", ".gamma").replace(".bias", ".beta")] = \
+        tensors.pop(key)
+
+
+def _position_ids(tensors):
+  tensors["bert.embeddings.position_ids"] = np.arange(64)[None]
+
+
+def _no_architectures(values):
+  del values["architectures"]
+
+
+@pytest.mark.parametrize("change_weights, change_config", [
+    (_tie_decoder, None),
+    (_only_decoder_bias, None),
+    (_old_layer_norm_names, None),
+    (_position_ids, None),
+    (None, _no_architectures),
+], ids=["decoder_stored", "decoder_bias_only", "gamma_beta", "position_ids",
+        "no_architectures"])
+def test_folder_variants_read_the_same_weights(tmp_path, change_weights,
+                                               change_config):
+  variant = copy_folder(tmp_path)
+  if change_weights:
+    rewrite_weights(variant, change_weights)
+  if change_config:
+    rewrite_config(variant, change_config)
+  expected = read_all(folder("bert_for_pretraining"))
+  ours = read_all(variant)
+  assert sorted(ours) == sorted(expected)
+  for name, value in expected.items():
+    np.testing.assert_array_equal(ours[name], value, err_msg=name)
+
+
+def test_a_sharded_folder_reads_as_one(tmp_path):
+  variant = copy_folder(tmp_path)
+  tensors = load_file(f"{variant}/model.safetensors")
+  (variant / "model.safetensors").unlink()
+  names = sorted(tensors)
+  weight_map = {}
+  for index, part in enumerate((names[:20], names[20:])):
+    file_name = f"model-0000{index + 1}-of-00002.safetensors"
+    save_file({name: tensors[name] for name in part},
+              f"{variant}/{file_name}", metadata={"format": "pt"})
+    weight_map.update({name: file_name for name in part})
+  (variant / "model.safetensors.index.json").write_text(json.dumps(
+      {"metadata": {"total_size": 0}, "weight_map": weight_map}))
+  expected = read_all(folder("bert_for_pretraining"))
+  ours = read_all(variant)
+  for name, value in expected.items():
+    np.testing.assert_array_equal(ours[name], value, err_msg=name)
+
+
+def test_an_encoder_saved_alone_without_the_bert_prefix(tmp_path):
+  """BertModel.save_pretrained names its tensors without "bert.", and older
+  exports say LayerNorm.gamma/beta."""
+  variant = copy_folder(tmp_path)
+
+  def encoder_only(tensors):
+    for key in list(tensors):
+      value = tensors.pop(key)
+      if key.startswith("bert."):
+        tensors[key.removeprefix("bert.").replace(
+            "LayerNorm.weight", "LayerNorm.gamma")] = value
+
+  rewrite_weights(variant, encoder_only)
+  rewrite_config(variant, lambda values: values.update(
+      architectures=["BertModel"]))
+  pretrained = bert_tf.load_pretrained(str(variant))
+  assert type(pretrained.model) is bert_tf.BertEncoder
+  assert pretrained.load_report.not_in_checkpoint == []
+  expected = np.load(f"{folder('bert_for_pretraining')}/expected.npz")
+  out = pretrained.model(encoder_inputs(expected), training=False)
+  assert_close(out["sequence_output"], expected["hidden_states_2"])
+  out_dir = tmp_path / "out"
+  conversion.convert(str(variant), str(out_dir), conversion.HUGGINGFACE)
+  written = load_file(f"{out_dir}/model.safetensors")
+  assert "embeddings.word_embeddings.weight" in written  # as transformers
+  assert not any(key.startswith("bert.") for key in written)
+
+
+def pickle_only(tmp_path):
+  variant = copy_folder(tmp_path)
+  (variant / "model.safetensors").unlink()
+  # A pickle that would leave a file behind if anything unpickled it.
+  marker = tmp_path / "unpickled"
+  (variant / "pytorch_model.bin").write_bytes(
+      b"cos\nsystem\n(S'touch " + str(marker).encode() + b"'\ntR.")
+  return variant
+
+
+@pytest.mark.parametrize("break_folder, message", [
+    (lambda tmp_path: rewrite_weights(copy_folder(tmp_path), lambda tensors:
+                                      tensors.pop("cls.seq_relationship.bias")),
+     r"model.safetensors: no tensor cls.seq_relationship.bias, which "
+     r"BertForPreTraining has"),
+    (lambda tmp_path: rewrite_config(copy_folder(tmp_path), lambda values:
+                                     values.update(intermediate_size=40)),
+     r"model.safetensors: tensor bert.encoder.layer.0.intermediate.dense."
+     r"weight is shaped \[37, 32\], but config.json makes it \[40, 32\]"),
+    (pickle_only, r"pytorch_model.bin: PyTorch pickle weights, which bert_tf "
+                  r"does not unpickle .* get model.safetensors"),
+    (lambda tmp_path: rewrite_config(copy_folder(tmp_path), lambda values:
+                                     values.update(model_type="roberta")),
+     r"config.json: model_type 'roberta' is not a BERT"),
+    (lambda tmp_path: rewrite_weights(copy_folder(tmp_path), lambda tensors:
+                                      tensors.update({
+                                          "cls.predictions.decoder.weight":
+                                          np.zeros((144, 32), np.float32)})),
+     r"cls.predictions.decoder.weight differs from the word embeddings"),
+    (lambda tmp_path: rewrite_config(
+        copy_folder(tmp_path, "bert_for_token_classification"),
+        lambda values: values["id2label"].update({"8": "I-PERSON"})),
+     r"config.json: id2label \['O', 'B-MISC', .*'I-PERSON'\] is not "
+     r"run_ner's label set \['O', 'B-PER', "),
+], ids=["missing_tensor", "shape", "pickle", "model_type", "untied_decoder",
+        "labels"])
+def test_a_bad_folder_is_refused_in_one_line_naming_it(tmp_path, break_folder,
+                                                      message):
+  break_folder(tmp_path)
+  (variant,) = [path for path in tmp_path.iterdir() if path.is_dir()]
+  with pytest.raises(ValueError, match=message) as raised:
+    bert_tf.load_pretrained(str(variant))
+  assert str(variant) in str(raised.value)
+  assert "\n" not in str(raised.value)
+  assert not (tmp_path / "unpickled").exists()
