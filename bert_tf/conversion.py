@@ -25,14 +25,6 @@ ORIGINAL_CONFIG_FILE = "bert_config.json"
 ORIGINAL_CHECKPOINT = "bert_model.ckpt"
 VOCAB_FILE = "vocab.txt"
 
-# The heads of the original format's task programs, by their first name.
-_HEADS_BY_NAME = (
-    ("cls/predictions/", "BertForPreTraining"),
-    ("cls/squad/", "BertForQuestionAnswering"),
-    ("cls/ner/", "BertForTokenClassification"),
-)
-
-
 @dataclasses.dataclass
 class Checkpoint:
   """A model directory, opened: what a conversion reads.
@@ -73,50 +65,45 @@ def detect_format(directory):
 
 
 def open_checkpoint(directory, architecture_name=None):
-  """Opens either format; `architecture_name` overrides what an original
-  checkpoint's head names suggest (a one-logit output_weights is run_swag's
-  unless it says BertForSequenceClassification, e.g. for STS-B)."""
+  """Opens either format.
+
+  Args:
+    directory: the model directory.
+    architecture_name: the head to take (a transformers class, see
+      huggingface.ARCHITECTURES); the checkpoint must hold its tensors. By
+      default the head its variables hold (huggingface.architecture_of; a
+      one-output classifier is run_swag's unless a folder's config.json
+      says BertForSequenceClassification).
+  """
   vocab_file = os.path.join(directory, VOCAB_FILE)
+  one_output = "BertForMultipleChoice"
   if detect_format(directory) == HUGGINGFACE:
-    folder = huggingface.HuggingFaceFolder(directory)
+    reader = huggingface.HuggingFaceFolder(directory)
     config_file = os.path.join(directory, huggingface.CONFIG_FILE)
-    checkpoint = Checkpoint(directory, HUGGINGFACE, folder.config, folder,
-                            folder.architecture_name, folder.labels,
-                            vocab_file, folder.do_lower_case)
+    checkpoint = Checkpoint(directory, HUGGINGFACE, reader.config, reader,
+                            None, reader.labels, vocab_file,
+                            reader.do_lower_case)
+    if reader.architecture_name == "BertForSequenceClassification":
+      one_output = reader.architecture_name
   else:
     config_file = os.path.join(directory, ORIGINAL_CONFIG_FILE)
-    config = BertConfig.from_json_file(config_file)
     prefix = checkpoints.resolve_checkpoint_path(directory)
-    reader = checkpoints.open_reader(prefix)
-    name = _original_architecture(reader, prefix, architecture_name)
-    rows = reader.get_variable_to_shape_map().get("output_weights", [2])[0]
-    checkpoint = Checkpoint(prefix, ORIGINAL, config, reader, name,
-                            huggingface.default_labels(name, rows),
+    checkpoint = Checkpoint(prefix, ORIGINAL,
+                            BertConfig.from_json_file(config_file),
+                            checkpoints.open_reader(prefix), None, None,
                             vocab_file, None)
-  if architecture_name and architecture_name != checkpoint.architecture_name:
-    raise ValueError(f"{directory}: holds a {checkpoint.architecture_name}, "
-                     f"not a {architecture_name}")
+  shapes = checkpoint.reader.get_variable_to_shape_map()
+  checkpoint.architecture_name = architecture_name or \
+      huggingface.architecture_of(shapes, checkpoint.path, one_output)
+  if checkpoint.labels is None:
+    checkpoint.labels = huggingface.default_labels(
+        checkpoint.architecture_name, shapes.get("output_weights", [2])[0])
   if not file_io.exists(vocab_file):
     raise FileNotFoundError(f"{vocab_file}: missing; a BERT model directory "
                             f"has its {VOCAB_FILE}")
   vocabulary.check_vocab_fits(vocab_file, checkpoint.config.vocab_size,
                               config_file)
   return checkpoint
-
-
-def _original_architecture(reader, prefix, requested):
-  """The transformers class whose head an original checkpoint holds."""
-  names = reader.get_variable_to_shape_map()
-  found = {architecture for start, architecture in _HEADS_BY_NAME
-           if any(name.startswith(start) for name in names)}
-  if "output_weights" in names:
-    found.add("BertForMultipleChoice" if names["output_weights"][0] == 1 and
-              requested != "BertForSequenceClassification"
-              else "BertForSequenceClassification")
-  if len(found) > 1:
-    raise ValueError(f"{prefix}: holds the heads of "
-                     f"{', '.join(sorted(found))}; one head converts")
-  return found.pop() if found else "BertModel"
 
 
 def check_output_dir(output_dir):

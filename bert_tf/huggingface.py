@@ -53,20 +53,28 @@ def _classifier(scope=""):
           f"{scope}output_bias": "classifier.bias"}
 
 
+# run_pretraining's heads.
+_MASKED_LM_NAMES = {
+    "cls/predictions/transform/dense/kernel":
+        "cls.predictions.transform.dense.weight",
+    "cls/predictions/transform/dense/bias":
+        "cls.predictions.transform.dense.bias",
+    "cls/predictions/transform/LayerNorm/gamma":
+        "cls.predictions.transform.LayerNorm.weight",
+    "cls/predictions/transform/LayerNorm/beta":
+        "cls.predictions.transform.LayerNorm.bias",
+    "cls/predictions/output_bias": "cls.predictions.bias"}
+_NEXT_SENTENCE_NAMES = {
+    "cls/seq_relationship/output_weights": "cls.seq_relationship.weight",
+    "cls/seq_relationship/output_bias": "cls.seq_relationship.bias"}
+
 ARCHITECTURES = {
     "BertModel": Architecture({}, prefix=""),
-    "BertForPreTraining": Architecture({
-        "cls/predictions/transform/dense/kernel":
-            "cls.predictions.transform.dense.weight",
-        "cls/predictions/transform/dense/bias":
-            "cls.predictions.transform.dense.bias",
-        "cls/predictions/transform/LayerNorm/gamma":
-            "cls.predictions.transform.LayerNorm.weight",
-        "cls/predictions/transform/LayerNorm/beta":
-            "cls.predictions.transform.LayerNorm.bias",
-        "cls/predictions/output_bias": "cls.predictions.bias",
-        "cls/seq_relationship/output_weights": "cls.seq_relationship.weight",
-        "cls/seq_relationship/output_bias": "cls.seq_relationship.bias"}),
+    "BertForPreTraining": Architecture({**_MASKED_LM_NAMES,
+                                        **_NEXT_SENTENCE_NAMES}),
+    # bert-base-uncased and many others on the Hub name this class (often
+    # with the next-sentence head and the pooler stored as well).
+    "BertForMaskedLM": Architecture(_MASKED_LM_NAMES, has_pooler=False),
     # run_classifier's head, and run_swag's (one logit per ending).
     "BertForSequenceClassification": Architecture(_classifier()),
     "BertForMultipleChoice": Architecture(_classifier()),
@@ -78,6 +86,8 @@ ARCHITECTURES = {
     "BertForTokenClassification": Architecture(
         _classifier("cls/ner/"), has_pooler=False),
 }
+
+_POOLER_SCOPE = "bert/pooler/"
 
 # Tensors transformers saves that carry nothing of their own: position ids,
 # and the decoder, tied to the word embeddings and the output bias.
@@ -117,7 +127,7 @@ def _canonical_name(name):
 def original_names(config, architecture):
   """The original names of an architecture's tensors, in checkpoint order."""
   names = [name for name in encoder_names(config)
-           if architecture.has_pooler or not name.startswith("bert/pooler/")]
+           if architecture.has_pooler or not name.startswith(_POOLER_SCOPE)]
   return names + list(architecture.head_names)
 
 
@@ -146,6 +156,36 @@ def expected_shape(config, original, num_labels):
     width_in = intermediate
   return [width_in, width_out] if original.endswith("kernel") else \
       [width_out]
+
+
+def architecture_of(shapes, where, one_output="BertForMultipleChoice"):
+  """The transformers class of the head in {original name: shape}.
+
+  Args:
+    shapes: a checkpoint's variables.
+    where: the checkpoint, for the message.
+    one_output: the class of an output_weights with one row: run_swag's
+      (BertForMultipleChoice), or BertForSequenceClassification for a
+      regression such as STS-B.
+
+  Raises:
+    ValueError: it holds the heads of two classes.
+  """
+  found = set()
+  if "cls/predictions/output_bias" in shapes:
+    found.add("BertForPreTraining" if "cls/seq_relationship/output_weights"
+              in shapes else "BertForMaskedLM")
+  for scope, name in (("cls/squad/", "BertForQuestionAnswering"),
+                      ("cls/ner/", "BertForTokenClassification")):
+    if any(variable.startswith(scope) for variable in shapes):
+      found.add(name)
+  if "output_weights" in shapes:
+    found.add(one_output if shapes["output_weights"][0] == 1
+              else "BertForSequenceClassification")
+  if len(found) > 1:
+    raise ValueError(f"{where}: holds the heads of {', '.join(sorted(found))}"
+                     f"; name the one to convert (--architecture)")
+  return found.pop() if found else "BertModel"
 
 
 def _is_transposed(original):
@@ -200,15 +240,24 @@ class HuggingFaceFolder:
     if self.architecture_name == "BertForTokenClassification":
       self._rows = _tag_rows(self.labels, config_file)
       self.labels = list(conll.LABELS)
+    # The class's tensors (its pooler may be left out), and the pretraining
+    # heads and pooler wherever they are stored too.
+    required = [name for name in original_names(self.config, architecture)
+                if not name.startswith(_POOLER_SCOPE)]
+    optional = [name for name in [
+        *encoder_names(self.config), *_MASKED_LM_NAMES,
+        *_NEXT_SENTENCE_NAMES] if name not in required]
+    head_names = {**_MASKED_LM_NAMES, **_NEXT_SENTENCE_NAMES,
+                  **architecture.head_names}
     self._names = {}
-    for original in original_names(self.config, architecture):
-      name = architecture.head_names.get(original) or \
-          huggingface_name(original)
+    for original in required + optional:
+      name = head_names.get(original) or huggingface_name(original)
       if original == "cls/predictions/output_bias" and \
           name not in self._stored and _DECODER_BIAS in self._stored:
         name = _DECODER_BIAS
-      self._names[original] = name
-    self._check_tensors(architecture)
+      if original in required or name in self._stored:
+        self._names[original] = name
+    self._check_tensors()
     self.do_lower_case = _do_lower_case(folder)
 
   def _weight_files(self):
@@ -264,7 +313,7 @@ class HuggingFaceFolder:
           f"[\"BertForSequenceClassification\"]")
     return "BertModel"
 
-  def _check_tensors(self, architecture):
+  def _check_tensors(self):
     num_labels = num_labels_of(self.architecture_name, self.labels)
     for original, name in self._names.items():
       if name not in self._stored:

@@ -13,6 +13,7 @@ from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice,
 MODEL_CLASSES = {
     "BertModel": BertEncoder,
     "BertForPreTraining": BertPretrainer,
+    "BertForMaskedLM": BertPretrainer,
     "BertForSequenceClassification": BertClassifier,
     "BertForQuestionAnswering": BertSpanLabeler,
     "BertForTokenClassification": BertTagger,

@@ -14,6 +14,8 @@ import json
 import sys
 import types
 
+from tests.original_shim import shimmed_tensorflow
+
 
 def run_original(original_dir, flag_args):
   """Runs the original's extract_features main with `flag_args`
@@ -72,40 +74,13 @@ class _Estimator:
 
 
 def _shimmed_tensorflow():
-  import tensorflow as tf
-  v1 = tf.compat.v1
-  v1.disable_eager_execution()
-
-  def layer_norm(inputs, begin_norm_axis=-1, begin_params_axis=-1,
-                 scope=None):
-    del begin_norm_axis, begin_params_axis
-    with v1.variable_scope(scope, default_name="LayerNorm"):
-      depth = inputs.shape[-1]
-      beta = v1.get_variable("beta", [depth],
-                             initializer=v1.zeros_initializer())
-      gamma = v1.get_variable("gamma", [depth],
-                              initializer=v1.ones_initializer())
-      mean, variance = tf.nn.moments(inputs, [-1], keepdims=True)
-      return tf.nn.batch_normalization(inputs, mean, variance, beta, gamma,
-                                       1e-12)
-
-  def dense(inputs, units, activation=None, name=None,
-            kernel_initializer=None):
-    with v1.variable_scope(name, default_name="dense"):
-      kernel = v1.get_variable("kernel", [inputs.shape[-1], units],
-                               initializer=kernel_initializer)
-      bias = v1.get_variable("bias", [units],
-                             initializer=v1.zeros_initializer())
-      outputs = tf.matmul(inputs, kernel) + bias
-      return activation(outputs) if activation else outputs
-
-  v1.layers = types.SimpleNamespace(dense=dense)
+  """original_shim's, with the Estimator and TPU names extract_features
+  uses."""
+  v1 = shimmed_tensorflow()
   v1.estimator = types.SimpleNamespace(
       ModeKeys=types.SimpleNamespace(PREDICT="infer"))
-  v1.contrib = types.SimpleNamespace(
-      layers=types.SimpleNamespace(layer_norm=layer_norm),
-      tpu=types.SimpleNamespace(
-          InputPipelineConfig=types.SimpleNamespace(PER_HOST_V2=2),
-          RunConfig=lambda **kwargs: None, TPUConfig=lambda **kwargs: None,
-          TPUEstimator=_Estimator, TPUEstimatorSpec=_Spec))
+  v1.contrib.tpu = types.SimpleNamespace(
+      InputPipelineConfig=types.SimpleNamespace(PER_HOST_V2=2),
+      RunConfig=lambda **kwargs: None, TPUConfig=lambda **kwargs: None,
+      TPUEstimator=_Estimator, TPUEstimatorSpec=_Spec)
   return v1

@@ -13,7 +13,7 @@ from safetensors.numpy import load_file, save_file
 import bert_tf
 from bert_tf import conversion, huggingface
 from bert_tf.data import conll
-from tests.helpers import SHARED_DIR
+from tests.helpers import PROJECT_DIR, SHARED_DIR
 
 HUGGINGFACE_DIR = os.path.join(SHARED_DIR, "reference", "huggingface")
 FOLDERS = {
@@ -289,3 +289,69 @@ def test_a_bad_folder_is_refused_in_one_line_naming_it(tmp_path, break_folder,
   assert str(variant) in str(raised.value)
   assert "\n" not in str(raised.value)
   assert not (tmp_path / "unpickled").exists()
+
+
+MASKED_LM = os.path.join(PROJECT_DIR, "tests", "fixtures", "huggingface",
+                         "bert_for_masked_lm")
+
+
+def masked_lm_folder(tmp_path):
+  """transformers' own BertForMaskedLM folder (tests/fixtures/huggingface,
+  no pooler, no next-sentence head), with the shared folder's vocabulary."""
+  target = tmp_path / "bert_for_masked_lm"
+  shutil.copytree(MASKED_LM, target)
+  for name in ("vocab.txt", "tokenizer_config.json"):
+    shutil.copy(f"{folder('bert_for_pretraining')}/{name}", target)
+  return target
+
+
+def test_a_masked_lm_folder_gives_transformers_outputs_and_round_trips(
+    tmp_path):
+  directory = masked_lm_folder(tmp_path)
+  pretrained = bert_tf.load_pretrained(str(directory))
+  assert type(pretrained.model) is bert_tf.BertPretrainer
+  assert pretrained.load_report.not_in_checkpoint == [
+      "bert/pooler/dense/kernel", "bert/pooler/dense/bias",
+      "cls/seq_relationship/output_weights",
+      "cls/seq_relationship/output_bias"]
+  expected = np.load(directory / "expected.npz")
+  outputs = head_outputs("bert_for_pretraining", pretrained.model,
+                         encoder_inputs(expected))
+  assert_close(outputs["prediction_logits"], expected["prediction_logits"])
+  conversion.convert(str(directory), str(tmp_path / "original"),
+                     conversion.ORIGINAL)
+  conversion.convert(str(tmp_path / "original"), str(tmp_path / "back"),
+                     conversion.HUGGINGFACE)
+  assert json.load(open(tmp_path / "back" / "config.json"))[
+      "architectures"] == ["BertForMaskedLM"]
+  ours, theirs = (load_file(f"{path}/model.safetensors")
+                  for path in (tmp_path / "back", directory))
+  assert sorted(ours) == sorted(theirs)
+  for key, value in theirs.items():
+    np.testing.assert_array_equal(ours[key], value, err_msg=key)
+
+
+def test_a_hub_masked_lm_folder_storing_every_pretraining_weight(tmp_path):
+  """bert-base-uncased names BertForMaskedLM and stores the pooler and the
+  next-sentence head too: all are read, and convert as BertForPreTraining."""
+  variant = copy_folder(tmp_path)
+  rewrite_config(variant, lambda values: values.update(
+      architectures=["BertForMaskedLM"]))
+  pretrained = bert_tf.load_pretrained(str(variant))
+  assert pretrained.load_report.not_in_checkpoint == []
+  assert len(pretrained.load_report.loaded) == 46
+  conversion.convert(str(variant), str(tmp_path / "hf"),
+                     conversion.HUGGINGFACE)
+  assert json.load(open(tmp_path / "hf" / "config.json"))[
+      "architectures"] == ["BertForPreTraining"]
+
+
+def test_the_encoder_alone_is_taken_out_of_any_head(tmp_path):
+  conversion.convert(folder("bert_for_sequence_classification"),
+                     str(tmp_path / "encoder"), conversion.HUGGINGFACE,
+                     architecture_name="BertModel")
+  written = load_file(f"{tmp_path}/encoder/model.safetensors")
+  assert "pooler.dense.weight" in written
+  assert not any(key.startswith(("bert.", "classifier.")) for key in written)
+  assert json.load(open(tmp_path / "encoder" / "config.json"))[
+      "architectures"] == ["BertModel"]
