@@ -25,8 +25,10 @@ setuptools.setup(
         "tensorboard>=2.20",
         "keras>=3.10,<4",
         "google-crc32c",
-        # Hugging Face weights, through its numpy API (never torch).
+        # Hugging Face weights, through its numpy API (never torch), and
+        # numpy's bfloat16 for those stored in it (TensorFlow requires it too).
         "safetensors",
+        "ml_dtypes",
         "absl-py",
         "numpy",
         "scikit-learn",

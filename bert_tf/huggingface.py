@@ -17,6 +17,9 @@ import json
 import os
 import re
 
+# Imported for what it does to numpy: it learns bfloat16, in which some
+# folders store their weights.
+import ml_dtypes  # pylint: disable=unused-import
 import numpy as np
 
 from bert_tf import file_io

@@ -355,3 +355,18 @@ def test_the_encoder_alone_is_taken_out_of_any_head(tmp_path):
   assert not any(key.startswith(("bert.", "classifier.")) for key in written)
   assert json.load(open(tmp_path / "encoder" / "config.json"))[
       "architectures"] == ["BertModel"]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+def test_half_precision_weights_are_read_as_float32(tmp_path, dtype):
+  import ml_dtypes  # pylint: disable=import-outside-toplevel
+  dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype
+  variant = copy_folder(tmp_path)
+  rewrite_weights(variant, lambda tensors: tensors.update(
+      {key: value.astype(dtype) for key, value in tensors.items()}))
+  expected = read_all(folder("bert_for_pretraining"))
+  ours = read_all(variant)
+  for name, value in expected.items():
+    assert ours[name].dtype == np.float32
+    np.testing.assert_array_equal(
+        ours[name], value.astype(dtype).astype(np.float32), err_msg=name)
