@@ -130,13 +130,16 @@ def open_reader(prefix):
         f"({_first_line(error)})") from None
 
 
-def _read_tensors(reader, prefix, names):
-  """{name: numpy value}, every one read before any is used, so that a
-  damaged file is found before a model is half assigned."""
+def read_tensors(reader, prefix, names, convert=None):
+  """{name: numpy value, or convert(value)}, every one read before any is
+  used, so that a damaged file is found before a model is half assigned
+  or an output half written."""
   values = {}
   for name in names:
     try:
       values[name] = reader.get_tensor(name)
+      if convert is not None:
+        values[name] = convert(values[name])
     except (tf.errors.OpError, IndexError, ValueError) as error:
       raise CorruptCheckpointError(
           f"{prefix}: cannot read variable {name}, the checkpoint's data "
@@ -189,7 +192,7 @@ def load_checkpoint(model, path):
           f"{prefix}: variable {name} has shape {list(stored)} in the "
           f"checkpoint but {expected} in the model; does the bert_config.json "
           f"match this checkpoint?")
-  values = _read_tensors(reader, prefix, present)
+  values = read_tensors(reader, prefix, present)
   for name in present:
     variable = variables[name]
     variable.assign(values[name].astype(variable.dtype))
@@ -243,7 +246,7 @@ def load_optimizer_slots(model, optimizer, path):
                          f"or not shaped {list(slot.shape)}")
       slots[slot_name] = slot
   step = [GLOBAL_STEP] if GLOBAL_STEP in stored_shapes else []
-  values = _read_tensors(reader, prefix, list(slots) + step)
+  values = read_tensors(reader, prefix, list(slots) + step)
   for slot_name, slot in slots.items():
     slot.assign(values[slot_name])
   return int(values[GLOBAL_STEP]) if step else 0

@@ -1,10 +1,11 @@
 """Converting a BERT checkpoint directory between the original format and
 Hugging Face's, either way (run_scripts/convert_checkpoint.py).
 
-Weights move as numpy arrays by name, one at a time, and no model is built:
-a BERT-Large converts in seconds with at most the checkpoint's size in
-memory. The output is written into a temporary directory and renamed into
-place when complete, into a new or empty --output_dir only.
+Weights move by name, as arrays, and no model is built: every tensor is read
+(and checked) once, then written, so the weights are held once
+(benchmarks/convert_checkpoint.py). The output is written into a temporary
+directory and renamed into place when complete, into a new or empty
+--output_dir only.
 """
 
 import dataclasses
@@ -24,6 +25,7 @@ FORMATS = (ORIGINAL, HUGGINGFACE)
 ORIGINAL_CONFIG_FILE = "bert_config.json"
 ORIGINAL_CHECKPOINT = "bert_model.ckpt"
 VOCAB_FILE = "vocab.txt"
+
 
 @dataclasses.dataclass
 class Checkpoint:
@@ -149,7 +151,7 @@ def convert(input_dir, output_dir, output_format, architecture_name=None,
   # becomes one as it is read, by tf.identity, whose result owns one buffer
   # (a tensor converted from numpy holds two: BERT-Large then peaks at 3.4 GB
   # instead of 2.2, benchmarks/convert_checkpoint.py).
-  tensors = _read_tensors(source, architecture,
+  tensors = _checked_tensors(source, architecture,
                           tf.identity if output_format == ORIGINAL else None)
   if do_lower_case is None:
     do_lower_case = source.do_lower_case
@@ -175,14 +177,14 @@ def convert(input_dir, output_dir, output_format, architecture_name=None,
   return source
 
 
-def _read_tensors(source, architecture, convert=None):
+def _checked_tensors(source, architecture, convert=None):
   """{original name: array, or convert(array)} of the architecture's
   tensors, each checked against the config."""
   stored = source.reader.get_variable_to_shape_map()
   num_labels = huggingface.num_labels_of(source.architecture_name,
                                          source.labels)
-  tensors = {}
-  for name in huggingface.original_names(source.config, architecture):
+  names = huggingface.original_names(source.config, architecture)
+  for name in names:
     expected = huggingface.expected_shape(source.config, name, num_labels)
     if name not in stored:
       raise ValueError(f"{source.path}: no variable {name}, which "
@@ -191,10 +193,7 @@ def _read_tensors(source, architecture, convert=None):
       raise ValueError(f"{source.path}: variable {name} is shaped "
                        f"{list(stored[name])}, but its config makes it "
                        f"{expected}")
-    tensors[name] = source.reader.get_tensor(name)
-    if convert is not None:
-      tensors[name] = convert(tensors[name])
-  return tensors
+  return checkpoints.read_tensors(source.reader, source.path, names, convert)
 
 
 def _write_original(directory, source, tensors):

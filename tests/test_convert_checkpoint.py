@@ -122,8 +122,16 @@ def test_bad_input_is_refused_in_one_line_and_nothing_is_written(tmp_path):
   values = json.load(open(roberta / "config.json"))
   values["model_type"] = "roberta"
   (roberta / "config.json").write_text(json.dumps(values))
+  truncated = tmp_path / "truncated"
+  shutil.copytree(COMMUNITY, truncated)
+  data = truncated / "model.ckpt-5.data-00000-of-00001"
+  data.write_bytes(data.read_bytes()[:100000])
   source = os.path.join(HUGGINGFACE_DIR, "bert_for_pretraining")
   cases = [
+      ({"input_dir": truncated, "output_dir": tmp_path / "out",
+        "output_format": "huggingface"},
+       r"truncated/model.ckpt-5: cannot read variable .*, the checkpoint's "
+       r"data file is truncated or damaged"),
       ({"input_dir": source, "output_dir": taken,
         "output_format": "original"},
        r"--output_dir=.*taken already holds bert_model.ckpt.index"),
