@@ -31,7 +31,6 @@ CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 WEIGHTS_INDEX_FILE = "model.safetensors.index.json"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
-VOCAB_FILE = "vocab.txt"
 # Weights saved by torch.save: pickles, which can run code when loaded.
 _PICKLE_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json")
 
