@@ -73,6 +73,19 @@ def test_character_classes():
   assert not tokenization.is_punctuation(" ")
 
 
+def test_the_originals_private_helpers_are_there():
+  """Third-party code and the original's own tokenization_test.py call the
+  original module's _is_whitespace, _is_control and _is_punctuation (that
+  test file, fetched and run against bert_tf.tokenization, passes)."""
+  for name in ("whitespace", "control", "punctuation"):
+    private = getattr(tokenization, f"_is_{name}")
+    public = getattr(tokenization, f"is_{name}")
+    assert [private(chr(code)) for code in range(0x3000)] == \
+        [public(chr(code)) for code in range(0x3000)]
+  assert tokenization._is_whitespace(" ") and tokenization._is_control("\x05")
+  assert tokenization._is_punctuation("$")
+
+
 def test_wordpiece_unknown_and_overlong_words():
   vocab = {token: index for index, token in enumerate(VOCAB)}
   wordpiece = tokenization.WordpieceTokenizer(vocab=vocab)
