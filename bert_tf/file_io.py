@@ -319,15 +319,21 @@ def check_input_file(flag_name, path):
     raise ValueError(f"{flag_name}={path} is {kind}, not a file")
 
 
+_BYTE_ORDER_MARK = b"\xef\xbb\xbf"
+
+
 def utf8_lines(path):
   """(number from 1, line) of a text file's lines, split at "\\n" only, as
-  readline splits them, each decoded as UTF-8.
+  readline splits them, each decoded as UTF-8; a UTF-8 byte order mark
+  that starts the file (as editors on Windows write one) is not text.
 
   Raises:
     ValueError: a line that is not UTF-8, naming the file and line.
   """
   with open_file(path, "rb") as reader:
     for number, raw_line in enumerate(reader, start=1):
+      if number == 1:
+        raw_line = raw_line.removeprefix(_BYTE_ORDER_MARK)
       try:
         yield number, raw_line.decode("utf-8")
       except UnicodeDecodeError as error:

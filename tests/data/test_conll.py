@@ -52,6 +52,17 @@ def test_documents_sentences_and_lines(tmp_path):
       (["d"], ["B-LOC"], 1, 10)]
 
 
+def test_a_byte_order_mark_is_not_a_word(tmp_path):
+  """A file saved with a UTF-8 BOM: its -DOCSTART- still starts a document,
+  and no word carries the mark."""
+  text = "-DOCSTART- -X- -X- O\n\nA NN I-NP I-PER\n\nb NN I-NP O\n"
+  plain = conll.read_conll(write(tmp_path, text))
+  marked = conll.read_conll(write(tmp_path, "\ufeff" + text, "bom.train"))
+  assert [(s.words, s.tags, s.document, s.line) for s in marked] == \
+      [(s.words, s.tags, s.document, s.line) for s in plain] == [
+          (["A"], ["I-PER"], 0, 3), (["b"], ["O"], 0, 5)]
+
+
 @pytest.mark.parametrize("text,expected", [
     ("a NN I-NP O\nb NN O\n", r"eng.train:2: expected 4 columns \(word, POS, "
                               r"chunk, NER tag\), found 3: 'b NN O'"),
