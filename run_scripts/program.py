@@ -8,6 +8,7 @@ status 1: a traceback means a bug. --verbosity=1 also logs where the error
 was raised.
 """
 
+import math
 import os
 import sys
 
@@ -42,10 +43,21 @@ def _parse_known_flags(argv):
 def call(main, argv):
   """main(argv), turning an expected error into SystemExit(one line)."""
   try:
+    check_float_flags()
     return main(argv)
   except _expected_errors() as error:
     logging.debug("The error was raised here:", exc_info=True)
     sys.exit(f"{script_name()}: {_one_line(error)}")
+
+
+def check_float_flags():
+  """Refuses a float flag that is NaN or infinite (absl parses "nan" and
+  "inf"), naming it: no flag of these programs means either, and a NaN
+  learning rate trains to NaN weights with exit status 0."""
+  for name in flags.FLAGS:
+    value = flags.FLAGS[name].value
+    if isinstance(value, float) and not math.isfinite(value):
+      raise ValueError(f"--{name}={value}: must be a finite number")
 
 
 def script_name():

@@ -375,6 +375,11 @@ def test_bad_input_stops_before_anything_is_written(tmp_path):
       r"--output_dir=.*good.json is a file": {
           "predict_file": tmp_path / "good.json",
           "output_dir": tmp_path / "good.json"},
+      r"--null_score_diff_threshold=nan: must be a finite number": {
+          "predict_file": tmp_path / "good.json",
+          "null_score_diff_threshold": "nan"},
+      r"--learning_rate=-1e-05: must be positive": {
+          "predict_file": tmp_path / "good.json", "learning_rate": -1e-5},
   }
   assert_cases_fail_before_writing("run_squad.py", flag_values, cases,
                                    tmp_path)

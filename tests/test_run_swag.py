@@ -103,6 +103,10 @@ def test_bad_input_stops_before_anything_is_written(tmp_path):
       r"bad/val.csv:2: label '5': expected 0 to 3": {"data_dir": bad},
       r"--data_dir=.*missing/train.csv does not exist": {
           "data_dir": tmp_path / "missing"},
+      r"--learning_rate=nan: must be a finite number": {
+          "data_dir": tmp_path / "data", "learning_rate": "nan"},
+      r"--num_train_epochs=inf: must be a finite number": {
+          "data_dir": tmp_path / "data", "num_train_epochs": "inf"},
   }
   assert_cases_fail_before_writing(
       "run_swag.py", common_flags(tmp_path, do_train=True, do_eval=True),

@@ -65,10 +65,12 @@ def test_the_script_writes_named_shards_and_refuses_another_split(tmp_path):
     return {"input_file": tmp_path / "wiki.txt", "output_dir": output_dir,
             **values}
 
-  first, again, other, into_file, negative = run_script_cases(
+  first, again, other, into_file, negative, infinite, nan = run_script_cases(
       "split_corpus.py", [
           case(shard_mb=0.0005), case(shard_mb=0.0005), case(shard_mb=0.001),
-          case(output_dir=tmp_path / "a_file"), case(shard_mb=-1)])
+          case(output_dir=tmp_path / "a_file"), case(shard_mb=-1),
+          case(shard_mb="inf", output_dir=tmp_path / "inf"),
+          case(shard_mb="nan", output_dir=tmp_path / "nan")])
   assert first == (0, "") and again == (0, ""), (first, again)
   names = sorted(os.listdir(output_dir))
   assert names[0] == f"wiki-00000-of-{len(names):05d}.txt" and len(names) > 2
@@ -82,3 +84,7 @@ def test_the_script_writes_named_shards_and_refuses_another_split(tmp_path):
                            "--output_dir=.*a_file is a file, not a directory")
   assert_fails_in_one_line(negative, "split_corpus",
                            "--shard_mb=-1.0: must be positive")
+  for outcome, value in ((infinite, "inf"), (nan, "nan")):
+    assert_fails_in_one_line(outcome, "split_corpus",
+                             f"--shard_mb={value}: must be a finite number")
+    assert not (tmp_path / value).exists()
