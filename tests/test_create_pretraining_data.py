@@ -6,6 +6,7 @@ import re
 import stat
 import subprocess
 import sys
+import time
 
 import pytest
 import tensorflow as tf
@@ -344,3 +345,76 @@ def test_two_inputs_of_one_name_are_refused_before_any_work(vocab, tmp_path):
       "b/corpus.txt and .*a/corpus.txt would both write .*out/corpus.txt."
       "tfrecord; give input files distinct names")
   assert not (tmp_path / "out").exists()
+
+
+def children_of(pid):
+  """The live processes whose parent is `pid`."""
+  found = []
+  for entry in os.listdir("/proc"):
+    if entry.isdigit():
+      try:
+        with open(f"/proc/{entry}/stat", encoding="utf-8") as reader:
+          fields = reader.read().rpartition(")")[2].split()
+      except OSError:
+        continue
+      if fields[1] == str(pid) and fields[0] != "Z":
+        found.append(int(entry))
+  return found
+
+
+def is_alive(pid):
+  try:
+    with open(f"/proc/{pid}/stat", encoding="utf-8") as reader:
+      return reader.read().rpartition(")")[2].split()[0] != "Z"
+  except OSError:
+    return False
+
+
+def assert_children_die_with_the_parent(flag_values, min_children):
+  """Starts the script, kill -9s it once it has `min_children` children at
+  work, and checks that none of them outlives it by more than a few
+  seconds."""
+  process = subprocess.Popen(
+      [sys.executable, SCRIPT,
+       *[f"--{name}={value}" for name, value in flag_values.items()]],
+      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  deadline = time.time() + 120
+  children = []
+  while len(children) < min_children and process.poll() is None:
+    assert time.time() < deadline, "the script never forked"
+    time.sleep(0.05)
+    children = children_of(process.pid)
+  assert process.poll() is None, "the script ended before it could be killed"
+  process.kill()
+  process.wait()
+  deadline = time.time() + 10
+  while any(is_alive(child) for child in children) and time.time() < deadline:
+    time.sleep(0.1)
+  assert not [child for child in children if is_alive(child)]
+
+
+@pytest.mark.shared
+def test_kill_9_of_the_script_leaves_no_fork_behind(tmp_path):
+  with open(os.path.join(REFERENCE_DIR, "corpus.txt"), encoding="utf-8") as r:
+    text = r.read().rstrip("\n") + "\n\n"
+  corpus = tmp_path / "corpus.txt"
+  corpus.write_text(text * 10, encoding="utf-8")  # 1.2 MB: forks at work
+  assert_children_die_with_the_parent(
+      {"input_file": corpus, "vocab_file": vocabulary_file(),
+       "dupe_factor": 10, "max_seq_length": 64,
+       "max_predictions_per_seq": 10,
+       "output_file": tmp_path / "out.tfrecord"}, min_children=1)
+
+
+@pytest.mark.shared
+def test_kill_9_of_the_script_leaves_no_worker_behind(tmp_path):
+  with open(os.path.join(REFERENCE_DIR, "corpus.txt"), encoding="utf-8") as r:
+    text = r.read()
+  for name in ("a.txt", "b.txt", "c.txt"):
+    (tmp_path / name).write_text(text * 3, encoding="utf-8")
+  # Two spawned workers and multiprocessing's resource tracker.
+  assert_children_die_with_the_parent(
+      {"input_file": tmp_path / "*.txt", "vocab_file": vocabulary_file(),
+       "dupe_factor": 10, "max_seq_length": 64,
+       "max_predictions_per_seq": 10, "num_workers": 2,
+       "output_dir": tmp_path / "out"}, min_children=3)

@@ -199,8 +199,8 @@ def create_in_parallel(input_files, output_dir, tokenizer_options, options,
   # Workers write the staged temporaries; all are renamed when all are done.
   staged = file_io.AtomicFiles(list(outputs.values()), "wb")
   with staged, concurrent.futures.ProcessPoolExecutor(
-      num_workers, mp_context=context,
-      initializer=_configure_worker_logging) as pool:
+      num_workers, mp_context=context, initializer=_start_worker,
+      initargs=(os.getpid(),)) as pool:
     futures = {
         pool.submit(create_shard, input_file, temporary, tokenizer_options,
                     options, random_seed): input_file
@@ -216,7 +216,9 @@ def create_in_parallel(input_files, output_dir, tokenizer_options, options,
 _worker_tokenizers = {}
 
 
-def _configure_worker_logging():
+def _start_worker(parent_pid):
+  """A worker dies with this process and logs as it does."""
+  forked.die_with_parent(parent_pid)
   logging.basicConfig(level=logging.INFO,
                       format="%(asctime)s %(processName)s %(message)s")
 
