@@ -29,6 +29,11 @@ def run(main, required_flags=(), pass_through_unknown=False):
           else app.parse_flags_with_usage)
 
 
+# The exit status of a program ended by Ctrl-C (128 + SIGINT), as shells
+# report it.
+_INTERRUPTED = 130
+
+
 def _parse_known_flags(argv):
   """The script's flags parsed; the rest returned, as absl's parser does
   for the script's own flags' errors."""
@@ -48,6 +53,26 @@ def call(main, argv):
   except _expected_errors() as error:
     logging.debug("The error was raised here:", exc_info=True)
     sys.exit(f"{script_name()}: {_one_line(error)}")
+  except KeyboardInterrupt:
+    logging.debug("Interrupted here:", exc_info=True)
+    sys.stderr.write(f"{script_name()}: interrupted; {_what_is_kept()}\n")
+    sys.exit(_INTERRUPTED)
+
+
+def _what_is_kept():
+  """For a training run's --output_dir, its newest checkpoint, from which
+  the same command resumes; outputs of every program appear only when
+  complete, so nothing else is half written."""
+  output_dir = flags.FLAGS["output_dir"].value \
+      if "output_dir" in flags.FLAGS else None
+  if not output_dir or "tensorflow" not in sys.modules:
+    return "no output was half written"
+  from bert_tf.training import checkpoint_manager  # pylint: disable=import-outside-toplevel
+  kept = checkpoint_manager.checkpoint_names(output_dir)
+  if not kept:
+    return f"no checkpoint was written yet in --output_dir={output_dir}"
+  return (f"the newest checkpoint kept is {os.path.join(output_dir, kept[-1])}"
+          f", and the same command resumes from it")
 
 
 def check_float_flags():

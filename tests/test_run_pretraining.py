@@ -3,6 +3,7 @@
 import dataclasses
 import json
 import os
+import signal
 import time
 
 import numpy as np
@@ -152,6 +153,21 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path):
   assert_checkpoints_close(str(output_dir / "model.ckpt-600"),
                            str(tmp_path / "straight" / "model.ckpt-600"),
                            atol=1e-5)
+
+
+@pytest.mark.shared
+def test_ctrl_c_says_in_one_line_which_checkpoint_resumes(tmp_path):
+  output_dir = tmp_path / "interrupted"
+  code, stderr = kill_after_checkpoint(
+      "run_pretraining.py", {
+          **ORIGINAL_FLAGS, "num_train_steps": 600,
+          "save_checkpoints_steps": 50, "iterations_per_loop": 10,
+          "output_dir": output_dir, "do_train": True}, 50, signal.SIGINT)
+  kept = tf.train.latest_checkpoint(str(output_dir))
+  assert code == 130 and "Traceback" not in stderr, stderr[-3000:]
+  assert stderr.splitlines()[-1] == (
+      f"run_pretraining: interrupted; the newest checkpoint kept is {kept}, "
+      f"and the same command resumes from it")
 
 
 @pytest.mark.shared
