@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -161,10 +162,11 @@ def assert_cases_fail_before_writing(script, flag_values, cases, tmp_path):
     assert not (tmp_path / f"output{number}").exists()
 
 
-def kill_after_checkpoint(script, flag_values, step):
-  """Starts run_scripts/<script> with flag_values and SIGKILLs it as soon as
-  the `checkpoint` index in its --output_dir lists model.ckpt-<step> (the
-  index is written after the checkpoint's files)."""
+def kill_after_checkpoint(script, flag_values, step, sent=signal.SIGKILL):
+  """Starts run_scripts/<script> with flag_values and sends it `sent`
+  (SIGKILL: kill -9; SIGINT: Ctrl-C) as soon as the `checkpoint` index in
+  its --output_dir lists model.ckpt-<step> (the index is written after the
+  checkpoint's files); returns (exit status, stderr)."""
   state = os.path.join(flag_values["output_dir"], "checkpoint")
 
   def listed():
@@ -175,14 +177,17 @@ def kill_after_checkpoint(script, flag_values, step):
 
   command = [sys.executable, os.path.join(PROJECT_DIR, "run_scripts", script),
              *[f"--{name}={value}" for name, value in flag_values.items()]]
-  process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-  deadline = time.time() + 300
-  while not listed():
-    assert process.poll() is None and time.time() < deadline
-    time.sleep(0.005)
-  process.send_signal(signal.SIGKILL)
-  process.wait()
+  with tempfile.TemporaryFile("w+") as stderr:
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                               stderr=stderr, text=True)
+    deadline = time.time() + 300
+    while not listed():
+      assert process.poll() is None and time.time() < deadline
+      time.sleep(0.005)
+    process.send_signal(sent)
+    process.wait()
+    stderr.seek(0)
+    return process.returncode, stderr.read()
 
 
 def assert_checkpoints_close(ours, theirs, atol):
@@ -249,3 +254,17 @@ def run_two_workers(script, flag_values):
   for worker, log in zip(workers, logs):
     assert worker.returncode == 0, log
   return logs
+
+
+def hold_in_another_process(directory):
+  """A process holding `directory` as a run does, until killed."""
+  holder = subprocess.Popen(
+      [sys.executable, "-c",
+       "import sys, time\n"
+       "from bert_tf import file_io\n"
+       "with file_io.owned_directory(sys.argv[1], '--output_dir'):\n"
+       "  print('held', flush=True)\n"
+       "  time.sleep(600)\n", str(directory)],
+      stdout=subprocess.PIPE, text=True)
+  assert holder.stdout.readline() == "held\n"
+  return holder
