@@ -146,6 +146,69 @@ def _is_held(path):
     os.close(descriptor)
 
 
+RUN_LOCK_FILE = ".bert_tf_run.lock"
+
+
+@contextlib.contextmanager
+def owned_directory(path, flag, owned=True):
+  """Holds directory `path` (made if missing) for one run while the block
+  runs: another run into it, in any process, is refused while this one
+  lives, so two runs cannot mix their checkpoints and results.
+
+  The hold is flock() on <path>/.bert_tf_run.lock, which holds the owner's
+  pid; the kernel releases it when the process ends, however it ends (kill
+  -9 included), so no stale hold outlives a run. The file is removed when
+  the block ends (and the directory, if the block made it and left it
+  empty). It works on local disks; gs:// and other URLs have no such lock,
+  and nothing is held there.
+
+  Args:
+    flag: the flag that named `path`, for the message.
+    owned: False to hold nothing (a multi-worker run's other workers, which
+      share the chief's directory).
+
+  Raises:
+    ValueError: another live run holds it, naming `path` and its pid.
+  """
+  if not owned or is_url(path):
+    yield
+    return
+  made = not os.path.isdir(path)
+  makedirs(path)
+  lock_path = os.path.join(path, RUN_LOCK_FILE)
+  descriptor = _take_lock_file(lock_path, flag, path)
+  try:
+    os.ftruncate(descriptor, 0)
+    os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+    yield
+  finally:
+    os.unlink(lock_path)  # still held: no other run can take it meanwhile
+    os.close(descriptor)
+    if made:
+      with contextlib.suppress(OSError):
+        os.rmdir(path)  # only if empty
+
+
+def _take_lock_file(lock_path, flag, path):
+  """An open descriptor of lock_path with flock held; retried where the
+  file was removed (by its last owner, ending) between open and flock."""
+  while True:
+    descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+    if not _try_lock(descriptor):
+      holder = os.pread(descriptor, 32, 0).decode(errors="replace").strip()
+      os.close(descriptor)
+      raise ValueError(
+          f"{flag}={path} is in use by another run (pid {holder or '?'}); "
+          f"two runs into one directory would mix their checkpoints and "
+          f"results: wait for it to end or choose another {flag}")
+    try:
+      if os.fstat(descriptor).st_ino == os.stat(lock_path).st_ino:
+        return descriptor
+    except FileNotFoundError:
+      pass
+    os.close(descriptor)
+
+
 def remove_stale_temporaries(directory, final_name=".+"):
   """Removes the temporaries of killed runs in `directory`.
 
@@ -235,14 +298,21 @@ class AtomicFiles:
   the permissions of the file it replaces; leaving by an exception removes
   them all, so the files that were there stay as they were.
 
+  Files of the same set that this one does not hold (`replaced`: an
+  earlier run's results file, where this run's predictions cannot be
+  scored) are removed when the set is renamed into place, so that no
+  earlier file stands beside the new set as if it belonged to it.
+
   Example:
     >>> with AtomicFiles(["a.tfrecord", "b.tfrecord"], "wb") as (a, b):
     ...   a.write(...)
   """
 
-  def __init__(self, paths, mode="w"):
+  def __init__(self, paths, mode="w", replaced=()):
     self.paths = [resolved(path) for path in paths]
     self.mode = mode
+    self.replaced = [resolved(path) for path in replaced]
+    self.removed = []  # of `replaced`, those there were, once renamed
     self._stack = contextlib.ExitStack()
     self._files = []
     self._temporaries = []
@@ -252,6 +322,8 @@ class AtomicFiles:
                        if self.paths.count(path) > 1})
     if repeated:
       raise ValueError(f"{repeated[0]} is given more than once as an output")
+    for path in self.replaced:
+      check_replaceable(path)
     for path in self.paths:
       check_replaceable(path)
       directory = os.path.dirname(path)
@@ -279,6 +351,10 @@ class AtomicFiles:
         for file in self._files:
           file.close()
         replace_all(self._temporaries, self.paths)
+        for path in self.replaced:
+          if exists(path):
+            remove(path)
+            self.removed.append(path)
     return False
 
 

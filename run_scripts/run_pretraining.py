@@ -30,7 +30,7 @@ from bert_tf import file_io
 from bert_tf.data.pretraining_dataset import (find_bad_record,
                                               pretraining_dataset)
 from bert_tf.models.pretrainer import BertPretrainer
-from bert_tf.training import checkpoint_manager, distribution, run_files
+from bert_tf.training import distribution, run_files
 from bert_tf.training.objectives import PretrainingObjective
 from bert_tf.training.trainer import write_eval_results
 
@@ -68,11 +68,9 @@ def validate_flags():
   if FLAGS.num_warmup_steps < 0 or FLAGS.shuffle_buffer_size < 0:
     raise ValueError("--num_warmup_steps and --shuffle_buffer_size must not "
                      "be negative")
-  training_flags.resolve_init_checkpoint()
-  if not FLAGS.do_train and not FLAGS.init_checkpoint and \
-      not checkpoint_manager.checkpoint_names(FLAGS.output_dir):
-    raise ValueError(f"nothing to evaluate: no checkpoint in --output_dir="
-                     f"{FLAGS.output_dir} and no --init_checkpoint")
+  run_files.check_model_to_use(FLAGS.do_train,
+                               training_flags.resolve_init_checkpoint(),
+                               FLAGS.output_dir, "evaluate")
 
 
 def dataset(input_files, is_training, strategy, vocab_size):
@@ -112,6 +110,14 @@ def main(_):
       ["eval_results.txt"], [("--input_file", path) for path in input_files])
   options = training_flags.options(FLAGS.num_train_steps)
   strategy = model_flags.strategy()
+  with file_io.owned_directory(FLAGS.output_dir, "--output_dir",
+                               owned=distribution.is_chief(strategy)):
+    train_and_evaluate(config, input_files, options, strategy)
+
+
+def train_and_evaluate(config, input_files, options, strategy):
+  """main's work, once every input and output is checked and the output
+  directory is this run's."""
   train_data = dataset(input_files, True, strategy, config.vocab_size) \
       if FLAGS.do_train else None
   eval_data = dataset(input_files, False, strategy, config.vocab_size) \

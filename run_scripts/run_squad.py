@@ -24,6 +24,7 @@ from absl import flags
 
 import fine_tuning_flags
 import program
+from bert_tf.data import squad_features
 from bert_tf.data.squad_answers import AnswerOptions
 from bert_tf.tasks.squad import SquadTask
 
@@ -76,6 +77,9 @@ def main(_):
   for name in ("n_best_size", "max_answer_length"):
     if FLAGS[name].value < 1:
       raise ValueError(f"--{name}={FLAGS[name].value}: must be at least 1")
+  # Before any file is read, as the original's validate_flags_or_throw.
+  squad_features.check_lengths(FLAGS.max_seq_length, FLAGS.max_query_length,
+                               FLAGS.doc_stride)
   fine_tuning_flags.run(SquadTask(
       FLAGS.train_file, FLAGS.predict_file, FLAGS.doc_stride,
       FLAGS.max_query_length, AnswerOptions(

@@ -52,9 +52,9 @@ def options(num_train_steps):
                "gradient_accumulation_steps", "keep_checkpoint_max"):
     if FLAGS[name].value < 1:
       raise ValueError(f"--{name}={FLAGS[name].value}: must be at least 1")
-  if not FLAGS.learning_rate > 0:
-    raise ValueError(f"--learning_rate={FLAGS.learning_rate}: must be "
-                     f"positive")
+  if FLAGS.learning_rate < 0:  # 0 keeps the weights as loaded
+    raise ValueError(f"--learning_rate={FLAGS.learning_rate}: must not be "
+                     f"negative")
   return TrainingOptions(
       num_train_steps=num_train_steps,
       save_checkpoints_steps=FLAGS.save_checkpoints_steps,

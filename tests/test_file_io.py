@@ -6,6 +6,7 @@ import uuid
 import pytest
 
 from bert_tf import file_io
+from tests.helpers import hold_in_another_process
 
 
 def test_atomic_write_replaces_only_when_complete(tmp_path):
@@ -162,3 +163,30 @@ def test_input_files_refuses_special_files(tmp_path):
   os.mkfifo(tmp_path / "fifo")
   with pytest.raises(ValueError, match="fifo is a FIFO, not a file"):
     file_io.input_files(str(tmp_path / "fifo"))
+
+
+def test_a_directory_is_owned_by_one_run_at_a_time(tmp_path):
+  directory = tmp_path / "output"
+  holder = hold_in_another_process(directory)
+  try:
+    with pytest.raises(ValueError, match=(
+        f"--output_dir={directory} is in use by another run "
+        f"\\(pid {holder.pid}\\)")):
+      with file_io.owned_directory(str(directory), "--output_dir"):
+        pass
+  finally:
+    holder.kill()  # as kill -9: the kernel lets go of the hold
+    holder.wait()
+  with file_io.owned_directory(str(directory), "--output_dir"):
+    with pytest.raises(ValueError, match=f"pid {os.getpid()}"):
+      with file_io.owned_directory(str(directory), "--output_dir"):
+        pass
+  with file_io.owned_directory(str(directory), "--output_dir", owned=False):
+    pass
+  assert os.listdir(directory) == []  # the lock file goes with its run
+  fresh = tmp_path / "fresh"
+  with pytest.raises(RuntimeError):
+    with file_io.owned_directory(str(fresh), "--output_dir"):
+      assert os.listdir(fresh) == [file_io.RUN_LOCK_FILE]
+      raise RuntimeError("the run failed before writing anything")
+  assert not fresh.exists()

@@ -145,6 +145,41 @@ def test_the_best_threshold_gives_the_best_f1_and_init_checkpoint_predicts(
                     .read_text()) == first
 
 
+def test_a_run_replaces_the_whole_set_of_outputs(squad_run, tmp_path):
+  """Predicting into one --output_dir again: a predict_file that cannot be
+  scored (a question without answers) takes the earlier eval_results.txt
+  away with the predictions it replaces, saying why; so does a v1.1 run
+  the v2.0 run's null_odds.json."""
+  dev = json.loads((squad_run / "dev.json").read_text())
+  question = next(question for article in dev["data"]
+                  for paragraph in article["paragraphs"]
+                  for question in paragraph["qas"]
+                  if not question.get("is_impossible"))
+  question["answers"] = []
+  (tmp_path / "unscored.json").write_text(json.dumps(dev))
+  output_dir = tmp_path / "output"
+  flag_values = common_flags(
+      squad_run, do_predict=True, output_dir=output_dir,
+      init_checkpoint=squad_run / "output" / "model.ckpt-120")
+  scored = {**flag_values, "predict_file": squad_run / "dev.json"}
+  assert run_script_cases("run_squad.py", [scored]) == [(0, "")]
+  assert sorted(os.listdir(output_dir)) == [
+      "eval.tf_record", "eval_results.txt", "nbest_predictions.json",
+      "null_odds.json", "predictions.json"]
+  unscored = run_script("run_squad.py", {
+      **flag_values, "predict_file": tmp_path / "unscored.json"})
+  assert unscored.returncode == 0, unscored.stderr[-3000:]
+  assert f"Removed {output_dir / 'eval_results.txt'}, an earlier run's: " \
+         f"not scored" in unscored.stderr
+  assert sorted(os.listdir(output_dir)) == [
+      "eval.tf_record", "nbest_predictions.json", "null_odds.json",
+      "predictions.json"]
+  assert run_script_cases("run_squad.py", [
+      scored, {**scored, "version_2_with_negative": False}]) == [(0, "")] * 2
+  assert sorted(os.listdir(output_dir)) == [
+      "eval.tf_record", "nbest_predictions.json", "predictions.json"]
+
+
 def test_two_workers_predict_what_one_did(squad_run, tmp_path):
   """Multi-worker prediction: each worker its share, the chief writes."""
   output_dir = tmp_path / "output"
@@ -378,7 +413,7 @@ def test_bad_input_stops_before_anything_is_written(tmp_path):
       r"--null_score_diff_threshold=nan: must be a finite number": {
           "predict_file": tmp_path / "good.json",
           "null_score_diff_threshold": "nan"},
-      r"--learning_rate=-1e-05: must be positive": {
+      r"--learning_rate=-1e-05: must not be negative": {
           "predict_file": tmp_path / "good.json", "learning_rate": -1e-5},
   }
   assert_cases_fail_before_writing("run_squad.py", flag_values, cases,

@@ -1,5 +1,7 @@
 """run_scripts/run_swag.py end to end on a synthetic four-way task."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -7,7 +9,9 @@ from bert_tf import tokenization
 from bert_tf.data import multiple_choice_features, swag
 from tests.helpers import (FINE_TUNING_FLAGS,
                            assert_cases_fail_before_writing,
-                           assert_help_lists, run_script, tiny_config)
+                           assert_fails_in_one_line, assert_help_lists,
+                           hold_in_another_process, run_script,
+                           run_script_cases, tiny_config)
 from tests.serving import serve_as_documented
 from tests.squad_fixtures import DEMO_VOCAB
 from tests.swag_fixtures import synthetic_swag, write_swag
@@ -107,10 +111,34 @@ def test_bad_input_stops_before_anything_is_written(tmp_path):
           "data_dir": tmp_path / "data", "learning_rate": "nan"},
       r"--num_train_epochs=inf: must be a finite number": {
           "data_dir": tmp_path / "data", "num_train_epochs": "inf"},
+      r"nothing to evaluate or predict: no checkpoint in "
+      r"--output_dir=.*output4 and no --init_checkpoint": {
+          "data_dir": tmp_path / "data", "do_train": False},
   }
   assert_cases_fail_before_writing(
       "run_swag.py", common_flags(tmp_path, do_train=True, do_eval=True),
       cases, tmp_path)
+
+
+def test_a_second_run_into_the_same_output_dir_is_refused(tmp_path):
+  """Two runs into one --output_dir would overwrite each other's checkpoints
+  and results: while one lives, another is refused, naming the directory
+  and the holder's pid."""
+  (tmp_path / "data").mkdir()
+  for name in ("train.csv", "val.csv"):
+    synthetic_swag(tmp_path / "data" / name, 0, 8)
+  holder = hold_in_another_process(tmp_path / "output")
+  try:
+    (outcome,) = run_script_cases("run_swag.py", [common_flags(
+        tmp_path, do_train=True, output_dir=tmp_path / "output")])
+  finally:
+    holder.kill()
+    holder.wait()
+  assert_fails_in_one_line(
+      outcome, "run_swag", f"--output_dir=.*output is in use by another run "
+      f"\\(pid {holder.pid}\\)")
+  # The holder's lock file, as a kill -9 leaves it; the next run takes it.
+  assert os.listdir(tmp_path / "output") == [".bert_tf_run.lock"]
 
 
 def test_help_lists_the_flags():

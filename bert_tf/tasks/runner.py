@@ -20,7 +20,7 @@ from bert_tf.data import batching
 from bert_tf.data.feature_records import write_feature_records
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.text.tokenizer import InGraphTokenizer
-from bert_tf.training import run_files
+from bert_tf.training import distribution, run_files
 from bert_tf.training.predictor import Predictor
 from bert_tf.training.trainer import (TrainingOptions, create_trainer,
                                       eval_results_text)
@@ -82,6 +82,18 @@ def run_fine_tuning(task, options, strategy):
   splits = _splits(task, options)
   examples = {split: task.read_examples(split) for split in splits}
   _check_outputs(task, options, examples, init_checkpoint)
+  run_files.check_model_to_use(options.do_train, init_checkpoint,
+                               options.output_dir, "evaluate or predict")
+  with file_io.owned_directory(options.output_dir, "--output_dir",
+                               owned=distribution.is_chief(strategy)):
+    return _train_evaluate_predict(task, options, strategy, config, examples,
+                                   init_checkpoint)
+
+
+def _train_evaluate_predict(task, options, strategy, config, examples,
+                            init_checkpoint):
+  """run_fine_tuning's work, once every input and output is checked and the
+  output directory is this run's."""
   num_train_steps = _num_train_steps(examples.get(task.train_split), options)
 
   tokenizer = tokenization.FullTokenizer(options.vocab_file,
@@ -131,9 +143,14 @@ def run_fine_tuning(task, options, strategy):
     if scored:
       results[split] = evaluate(split, predictions, batch_size)
     if trainer.is_chief:
-      paths = [os.path.join(options.output_dir, name) for name in
-               _split_outputs(task, split, scored)]
-      with file_io.AtomicFiles(paths) as files:
+      names = _split_outputs(task, split, scored)
+      paths = [os.path.join(options.output_dir, name) for name in names]
+      replaced = [os.path.join(options.output_dir, name)
+                  for name in task.output_set(split)
+                  if name not in names and name not in written]
+      written.update(names)
+      files_set = file_io.AtomicFiles(paths, replaced=replaced)
+      with files_set as files:
         prediction_files = files[:-1] if scored else files
         if prediction_files:
           task.write_predictions(split, examples[split], features[split],
@@ -142,8 +159,15 @@ def run_fine_tuning(task, options, strategy):
           files[-1].write(eval_results_text(results[split]))
       logger.info("Wrote %s for %d examples", ", ".join(
           os.path.basename(path) for path in paths), len(examples[split]))
+      for path in files_set.removed:
+        logger.warning(
+            "Removed %s, an earlier run's: %s", path,
+            "not scored, since the examples do not all carry answers"
+            if path.endswith(task.eval_results_file(split)) else
+            "this run's predictions have no such file")
 
   results = {}
+  written = set()  # names this run wrote, which no later split replaces
   for split in task.eval_splits if options.do_eval else ():
     decode_and_write(split, options.eval_batch_size, scored=True)
   for split in task.predict_splits if options.do_predict else ():
@@ -192,11 +216,10 @@ def _check_outputs(task, options, examples, init_checkpoint):
   if options.export_dir and type(task).serving is FineTuningTask.serving:
     raise ValueError(f"--export_dir: {type(task).__name__} has no export")
   names = []
-  for split in task.eval_splits if options.do_eval else ():
-    names += _split_outputs(task, split, scored=True)
-  for split in task.predict_splits if options.do_predict else ():
-    names += _split_outputs(task, split,
-                            task.can_score(split, examples[split]))
+  for split in [*(task.eval_splits if options.do_eval else ()),
+                *(task.predict_splits if options.do_predict else ())]:
+    # each written, or an earlier run's removed
+    names += [name for name in task.output_set(split) if name not in names]
   names += [task.feature_records(split)[0] for split in examples
             if task.feature_records(split)]
   inputs = [pair for split in examples for pair in task.input_files(split)]

@@ -16,6 +16,10 @@ from bert_tf.tasks.squad_serving import squad_serving
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.training.objectives import SpanObjective
 
+# What predicting writes: null_odds.json with --version_2_with_negative.
+_PREDICTION_FILES = ("predictions.json", "nbest_predictions.json",
+                     "null_odds.json")
+
 
 class SquadTask(FineTuningTask):
   """Training on --train_file, predicting (and scoring) --predict_file.
@@ -94,9 +98,12 @@ class SquadTask(FineTuningTask):
         answers.best_non_null)
 
   def prediction_files(self, split):
-    names = ("predictions.json", "nbest_predictions.json")
-    return names + ("null_odds.json",) if self.version_2_with_negative \
-        else names
+    return _PREDICTION_FILES if self.version_2_with_negative \
+        else _PREDICTION_FILES[:2]
+
+  def output_set(self, split):
+    """null_odds.json too: a v1.1 run's predictions replace a v2.0 run's."""
+    return (*_PREDICTION_FILES, self.eval_results_file(split))
 
   def write_predictions(self, split, examples, features, outputs, files):
     answers = outputs

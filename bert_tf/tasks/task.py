@@ -103,6 +103,12 @@ class FineTuningTask(abc.ABC):
     del split
     return ()
 
+  def output_set(self, split):
+    """Every file a split's predictions can write in --output_dir, together:
+    those one run does not write (a results file where its examples cannot
+    be scored) are an earlier run's, and go when the new set is written."""
+    return (*self.prediction_files(split), self.eval_results_file(split))
+
   def write_predictions(self, split, examples, features, outputs, files):
     """Writes the split's predictions (decode's result) to `files`, opened
     for writing in the order of prediction_files; they replace the old ones

@@ -11,7 +11,7 @@ import os
 
 from bert_tf import checkpoints, file_io, huggingface, output_paths
 from bert_tf.config import BertConfig
-from bert_tf.training.checkpoint_manager import STATE_FILE
+from bert_tf.training.checkpoint_manager import STATE_FILE, checkpoint_names
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +48,17 @@ def resolve_init_checkpoint(init_checkpoint):
   if prefix != init_checkpoint:
     logger.info("--init_checkpoint=%s: using %s", init_checkpoint, prefix)
   return prefix
+
+
+def check_model_to_use(do_train, init_checkpoint, output_dir, work):
+  """Refuses to `work` (evaluate, predict) with a randomly initialised
+  model: without training there must be --init_checkpoint or a checkpoint
+  in --output_dir (the original's Estimator stopped with "Could not find
+  trained model")."""
+  if not do_train and not init_checkpoint and \
+      not checkpoint_names(output_dir):
+    raise ValueError(f"nothing to {work}: no checkpoint in "
+                     f"--output_dir={output_dir} and no --init_checkpoint")
 
 
 def checkpoint_inputs(init_checkpoint):
