@@ -160,7 +160,7 @@ def _is_ignored(name, model_names):
   return suffix in _SLOT_SUFFIXES and owner in model_names
 
 
-def load_checkpoint(model, path):
+def load_checkpoint(model, path, reader=None):
   """Loads an original-format checkpoint into a bert_tf model.
 
   Every shape is checked and every value read before anything is assigned,
@@ -170,6 +170,7 @@ def load_checkpoint(model, path):
     model: a bert_tf model (see checkpoint_variables).
     path: checkpoint prefix (".../bert_model.ckpt") or a directory holding
       one (see resolve_checkpoint_path).
+    reader: open_reader(path)'s, where the caller has opened it already.
 
   Returns:
     A LoadReport.
@@ -180,7 +181,7 @@ def load_checkpoint(model, path):
     ValueError: a variable's shape differs between model and checkpoint.
   """
   prefix = resolve_checkpoint_path(path)
-  reader = open_reader(prefix)
+  reader = reader or open_reader(prefix)
   stored_shapes = reader.get_variable_to_shape_map()
   variables = checkpoint_variables(model)
 

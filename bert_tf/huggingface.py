@@ -305,7 +305,8 @@ class HuggingFaceFolder:
             f"maps; it maps {', '.join(ARCHITECTURES)}")
       return named[0]
     if any(name.startswith("cls.predictions.") for name in self._stored):
-      return "BertForPreTraining"
+      return "BertForPreTraining" if "cls.seq_relationship.weight" in \
+          self._stored else "BertForMaskedLM"
     if "qa_outputs.weight" in self._stored:
       return "BertForQuestionAnswering"
     if "classifier.weight" in self._stored:

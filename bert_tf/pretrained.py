@@ -60,7 +60,7 @@ def load_pretrained(model_dir, model_class=None, **model_arguments):
   if "num_labels" in getattr(model_class, "config_arguments", ()):
     model_arguments.setdefault("num_labels", len(source.labels))
   model = model_class(source.config, **model_arguments)
-  report = load_checkpoint(model, source.path)
+  report = load_checkpoint(model, source.path, source.reader)
   do_lower_case = source.do_lower_case
   if do_lower_case is None:
     do_lower_case = vocabulary.vocab_is_lower_cased(source.vocab_file)

@@ -331,6 +331,13 @@ def test_a_masked_lm_folder_gives_transformers_outputs_and_round_trips(
     np.testing.assert_array_equal(ours[key], value, err_msg=key)
 
 
+def test_a_masked_lm_folder_without_architectures_is_read_as_one(tmp_path):
+  directory = masked_lm_folder(tmp_path)
+  rewrite_config(directory, _no_architectures)
+  pretrained = bert_tf.load_pretrained(str(directory))
+  assert len(pretrained.load_report.loaded) == 42
+
+
 def test_a_hub_masked_lm_folder_storing_every_pretraining_weight(tmp_path):
   """bert-base-uncased names BertForMaskedLM and stores the pooler and the
   next-sentence head too: all are read, and convert as BertForPreTraining."""
