@@ -238,6 +238,8 @@ def parse_json_object(text, json_file):
   except json.JSONDecodeError as error:
     raise ValueError(f"{json_file}: not valid JSON (line {error.lineno}, "
                      f"column {error.colno}): {error.msg}") from None
+  except RecursionError:
+    raise ValueError(f"{json_file}: JSON nested too deeply to read") from None
   if not isinstance(values, dict):
     raise ValueError(f"{json_file}: expected a JSON object, got "
                      f"{type(values).__name__}")

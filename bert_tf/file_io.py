@@ -12,15 +12,52 @@ that output (or, for checkpoints and exports, that directory) is written.
 """
 
 import contextlib
+import errno
 import fcntl
 import glob as local_glob
 import os
 import re
 import shutil
 import stat
+import sys
 import uuid
 
 _TEMPORARY = r"\.tmp-[0-9a-f]{32}"
+
+
+class DiskFullError(OSError):
+  """A write that ran out of space, naming what was being written: the
+  operating system's error names no file, TensorFlow's a temporary."""
+
+  def __str__(self):
+    return self.strerror
+
+
+def is_disk_full(error):
+  """Whether an exception is a write failing for want of space (ENOSPC,
+  EDQUOT; TensorFlow raises ResourceExhaustedError for them)."""
+  if isinstance(error, OSError):
+    return error.errno in (errno.ENOSPC, errno.EDQUOT)
+  tf = sys.modules.get("tensorflow")
+  return (tf is not None
+          and isinstance(error, tf.errors.ResourceExhaustedError)
+          and any(reason in error.message for reason in
+                  ("No space left on device", "Disk quota exceeded")))
+
+
+@contextlib.contextmanager
+def naming_full_disk(what):
+  """Running out of space inside the block raises DiskFullError naming
+  `what` (the file or directory being written)."""
+  try:
+    yield
+  except DiskFullError:
+    raise
+  except Exception as error:  # pylint: disable=broad-except
+    if not is_disk_full(error):
+      raise
+    raise DiskFullError(errno.ENOSPC,
+                        f"no space left on device writing {what}") from error
 
 
 def is_url(path):
@@ -101,6 +138,10 @@ def kind_of_file(path):
     mode = os.stat(path).st_mode
   except (FileNotFoundError, NotADirectoryError):
     return None
+  except OSError as error:
+    if error.errno == errno.ELOOP:
+      return "a symlink loop"
+    raise
   for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
                      (stat.S_ISCHR, "a character device"),
                      (stat.S_ISBLK, "a block device"),
@@ -254,21 +295,24 @@ def held_temporary(path, directory=False):
   name, and renames them into place. Whatever is left when the block ends
   is removed.
 
+  Running out of space in the block raises DiskFullError naming `path`.
+
   Yields:
     The temporary's path.
   """
   temporary = temporary_name(path)
   descriptor = None
-  if not is_url(path):
-    if directory:
-      os.mkdir(temporary)
-      descriptor = os.open(temporary, os.O_RDONLY)
-    else:
-      descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL,
-                           0o666)
-    _try_lock(descriptor)
   try:
-    yield temporary
+    with naming_full_disk(path):
+      if not is_url(path):
+        if directory:
+          os.mkdir(temporary)
+          descriptor = os.open(temporary, os.O_RDONLY)
+        else:
+          descriptor = os.open(temporary,
+                               os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        _try_lock(descriptor)
+      yield temporary
   finally:
     if descriptor is not None:
       os.close(descriptor)
@@ -296,7 +340,8 @@ class AtomicFiles:
   removes stale temporaries of those paths and opens a held temporary for
   each. Leaving normally renames every temporary over its path, each taking
   the permissions of the file it replaces; leaving by an exception removes
-  them all, so the files that were there stay as they were.
+  them all, so the files that were there stay as they were (running out of
+  space raises DiskFullError naming the set).
 
   Files of the same set that this one does not hold (`replaced`: an
   earlier run's results file, where this run's predictions cannot be
@@ -346,7 +391,11 @@ class AtomicFiles:
     return list(self._temporaries)
 
   def __exit__(self, exc_type, exc_value, traceback):
-    with self._stack:
+    written = self.paths[0] if len(self.paths) == 1 else \
+        f"{self.paths[0]} (one of a set of {len(self.paths)} files)"
+    with self._stack, naming_full_disk(written):
+      if exc_type is not None and is_disk_full(exc_value):
+        raise exc_value
       if exc_type is None:
         for file in self._files:
           file.close()
@@ -388,11 +437,11 @@ def atomic_write(path, mode="w"):
 def check_input_file(flag_name, path):
   """Raises ValueError, naming the flag, unless `path` is an existing file
   (a directory or a FIFO is not)."""
-  if not exists(path):
-    raise ValueError(f"{flag_name}={path} does not exist")
   kind = kind_of_file(path)
   if kind is not None:
     raise ValueError(f"{flag_name}={path} is {kind}, not a file")
+  if not exists(path):
+    raise ValueError(f"{flag_name}={path} does not exist")
 
 
 _BYTE_ORDER_MARK = b"\xef\xbb\xbf"
@@ -406,12 +455,19 @@ def utf8_lines(path):
   Raises:
     ValueError: a line that is not UTF-8, naming the file and line.
   """
+  for number, _, line in utf8_lines_with_bytes(path):
+    yield number, line
+
+
+def utf8_lines_with_bytes(path):
+  """(number from 1, the line's bytes, the line) as utf8_lines gives
+  them, for a reader that counts bytes (the bytes keep a byte order mark)."""
   with open_file(path, "rb") as reader:
     for number, raw_line in enumerate(reader, start=1):
-      if number == 1:
-        raw_line = raw_line.removeprefix(_BYTE_ORDER_MARK)
+      text = raw_line.removeprefix(_BYTE_ORDER_MARK) if number == 1 \
+          else raw_line
       try:
-        yield number, raw_line.decode("utf-8")
+        yield number, raw_line, text.decode("utf-8")
       except UnicodeDecodeError as error:
         raise ValueError(f"{path}:{number}: not UTF-8 text "
                          f"({error.reason})") from None

@@ -26,7 +26,8 @@ def check_outputs(outputs=(), inputs=(), output_dirs=()):
       output.
     inputs: (flag, path) pairs of files read (globs already expanded).
     output_dirs: (flag, path) pairs of directories to write into: each must
-      be a directory or absent, and creatable.
+      be a directory or absent, creatable, and neither an output file nor
+      under one.
   """
   for flag, path in output_dirs:
     kind = file_io.kind_of_file(path)
@@ -34,6 +35,7 @@ def check_outputs(outputs=(), inputs=(), output_dirs=()):
       raise ValueError(f"{flag}={path} is {kind or 'a file'}, not a "
                        f"directory")
     _check_creatable(flag, path, path)
+  _check_files_and_directories_apart(outputs, output_dirs)
   identities = {}
   for flag, path in inputs:
     identities.setdefault(_identity(path), (flag, path, "an input"))
@@ -50,6 +52,21 @@ def check_outputs(outputs=(), inputs=(), output_dirs=()):
       raise ValueError(f"{flag}={path} is the same file as {other_flag}="
                        f"{other_path}; refusing to overwrite {what}")
     identities[identity] = (flag, path, "another output")
+
+
+def _check_files_and_directories_apart(outputs, output_dirs):
+  """An output directory may not be an output file, nor lie under one:
+  the run would do all its work, then fail making the directory."""
+  for dir_flag, directory in output_dirs:
+    directory_at = os.path.abspath(file_io.resolved(directory))
+    for flag, path in outputs:
+      file_at = os.path.abspath(file_io.resolved(path))
+      if directory_at == file_at:
+        raise ValueError(f"{dir_flag}={directory} is where {flag} writes "
+                         f"{path}: one path cannot be a directory and a file")
+      if directory_at.startswith(file_at + os.sep):
+        raise ValueError(f"{dir_flag}={directory} is inside {path}, which "
+                         f"{flag} writes as a file")
 
 
 def _identity(path):

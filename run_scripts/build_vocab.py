@@ -59,10 +59,10 @@ def validate_flags():
   for name in ("num_iterations", "max_unique_chars", "min_count"):
     if FLAGS[name].value < 1:
       raise ValueError(f"--{name}={FLAGS[name].value}: must be at least 1")
-  if FLAGS.num_unused < 0 or (FLAGS.max_lines is not None
-                              and FLAGS.max_lines < 1):
-    raise ValueError("--num_unused must not be negative and --max_lines "
-                     "must be at least 1")
+  if FLAGS.num_unused < 0:
+    raise ValueError(f"--num_unused={FLAGS.num_unused}: must be 0 or more")
+  if FLAGS.max_lines is not None and FLAGS.max_lines < 1:
+    raise ValueError(f"--max_lines={FLAGS.max_lines}: must be at least 1")
   if not 0 <= FLAGS.slack_ratio < 1:
     raise ValueError(f"--slack_ratio={FLAGS.slack_ratio}: must be in [0, 1)")
 

@@ -81,6 +81,8 @@ def validate_flags(beam_args):
   if beam_args and FLAGS.beam_runner is None:
     raise ValueError(f"unknown flag {beam_args[0]} (Apache Beam's pipeline "
                      f"options need --beam_runner)")
+  if FLAGS.num_workers < 0:
+    raise ValueError(f"--num_workers={FLAGS.num_workers}: must be 0 or more")
   if one_shard_per_input():
     if FLAGS.output_dir is None or FLAGS.output_file is not None:
       flag = "--beam_runner" if FLAGS.beam_runner else "--num_workers"
@@ -88,6 +90,9 @@ def validate_flags(beam_args):
   elif FLAGS.output_file is None:
     raise ValueError("--output_file is required (or --num_workers or "
                      "--beam_runner with --output_dir)")
+  elif FLAGS.output_dir is not None:
+    raise ValueError("--output_dir is only for --num_workers or "
+                     "--beam_runner; --output_file names every output here")
   if FLAGS.max_seq_length < 5:
     raise ValueError(f"--max_seq_length={FLAGS.max_seq_length}: must be at "
                      f"least 5 ([CLS] a [SEP] b [SEP])")

@@ -2,9 +2,9 @@
 
 absl parses the flags, then the script's main runs. An expected error (bad
 flags, input, paths or files, raised as ValueError or OSError by the script
-or the library, or TensorFlow's NotFound / PermissionDenied for a URL) ends
-the program with one line on stderr, `<script>: <what is wrong>`, and exit
-status 1: a traceback means a bug. --verbosity=1 also logs where the error
+or the library, or TensorFlow's NotFound / PermissionDenied for a URL; a
+full disk, with what was kept) ends the program with one line on stderr,
+`<script>: <what is wrong>`, and exit status 1: a traceback means a bug. --verbosity=1 also logs where the error
 was raised.
 """
 
@@ -13,6 +13,8 @@ import os
 import sys
 
 from absl import app, flags, logging
+
+from bert_tf import file_io
 
 
 def run(main, required_flags=(), pass_through_unknown=False):
@@ -50,9 +52,15 @@ def call(main, argv):
   try:
     check_float_flags()
     return main(argv)
-  except _expected_errors() as error:
+  except Exception as error:  # pylint: disable=broad-except
+    if not (isinstance(error, _expected_errors())
+            or file_io.is_disk_full(error)):
+      raise
     logging.debug("The error was raised here:", exc_info=True)
-    sys.exit(f"{script_name()}: {_one_line(error)}")
+    message = _one_line(error)
+    if file_io.is_disk_full(error):
+      message += f"; {_what_is_kept()}"
+    sys.exit(f"{script_name()}: {message}")
   except KeyboardInterrupt:
     logging.debug("Interrupted here:", exc_info=True)
     sys.stderr.write(f"{script_name()}: interrupted; {_what_is_kept()}\n")

@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -268,3 +269,46 @@ def hold_in_another_process(directory):
       stdout=subprocess.PIPE, text=True)
   assert holder.stdout.readline() == "held\n"
   return holder
+
+
+# Mounts a tmpfs of "$1" at "$2", copies files into it ("$3": lines of
+# "source<TAB>name"), fills it to "$4" KiB free, runs the rest of the
+# command line, and unmounts it; in a mount namespace of its own (unshare),
+# so that nothing else sees the mount.
+_ON_A_SMALL_DISK = r"""
+set -e
+mount -t tmpfs -o "size=$1" tmpfs "$2"
+printf '%s' "$3" | while IFS="$(printf '\t')" read -r source name; do
+  [ -n "$source" ] && mkdir -p "$(dirname "$2/$name")" && cp "$source" "$2/$name"
+done
+dd if=/dev/zero of="$2/filler" bs=64k 2>/dev/null || true
+truncate -s "-$4K" "$2/filler"
+disk="$2"
+shift 4
+set +e
+"$@"
+status=$?
+umount "$disk"
+exit $status
+"""
+
+
+def run_on_a_full_disk(script, flag_values, disk, files=None, free_kib=64):
+  """Runs run_scripts/<script> with a 4 MiB tmpfs mounted at `disk` (an
+  existing empty directory), holding `files` ({name in the disk: source
+  path}) and filled but for free_kib; returns the CompletedProcess. Skips
+  the test where this machine lets no process mount one."""
+  probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True,
+                         check=False) if shutil.which("unshare") else None
+  if probe is None or probe.returncode:
+    import pytest  # pylint: disable=import-outside-toplevel
+    pytest.skip("no unshare --mount here to mount a small tmpfs")
+  copies = "".join(f"{source}\t{name}\n" for name, source in
+                   (files or {}).items())
+  return subprocess.run(
+      ["unshare", "-rm", "sh", "-c", _ON_A_SMALL_DISK, "sh", "4m", str(disk),
+       copies, str(free_kib), sys.executable,
+       os.path.join(PROJECT_DIR, "run_scripts", script),
+       *[f"--{name}={value}" for name, value in flag_values.items()]],
+      capture_output=True, text=True, timeout=600, check=False)
+

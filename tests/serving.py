@@ -122,6 +122,24 @@ _SERVE = textwrap.dedent("""
         refusals[f"{name}={value}"] = next(
             (line for line in error.message.splitlines()
              if "assertion failed" in line), error.message)
+    # Inputs of the wrong shape (a loaded signature runs on any), each
+    # refused naming a field.
+    shape_refusals = {}
+    for signature, inputs in requests.items():
+      for name, value in inputs.items():
+        array = value.numpy()
+        wrong = {"scalar": array.flat[0], "one more axis": array[..., None]}
+        if len(inputs) > 1 and array.shape[-1] > 1:
+          wrong["one fewer in the last axis"] = array[..., :-1]
+        for kind, bad in wrong.items():
+          try:
+            loaded.signatures[signature](**{**inputs,
+                                            name: tf.constant(bad)})
+            message = None
+          except tf.errors.InvalidArgumentError as error:
+            message = next((line for line in error.message.splitlines()
+                            if "assertion failed" in line), error.message)
+          shape_refusals[f"{signature} {name} {kind}"] = message
     # The same requests through the REST API, in both formats; then
     # malformed ones, each refused with an error; then the given bodies.
     sys.path.insert(0, tests_dir)
@@ -161,7 +179,8 @@ _SERVE = textwrap.dedent("""
                       "signatures": sorted(loaded.signatures),
                       "imported_bert_tf": imported_bert_tf or
                                           "bert_tf" in sys.modules,
-                      "outputs": outputs, "refusals": refusals}))
+                      "outputs": outputs, "refusals": refusals,
+                      "shape_refusals": shape_refusals}))
     """)
 
 
@@ -180,6 +199,8 @@ def serve_export(version_dir, requests, work_dir, rest_bodies=()):
     after checking that serving_default uses core ops only, that bert_tf
     was never imported, that serving_default refuses the request with
     an id of -1 or 2**30 in input_ids, then segment_ids, naming the field,
+    that every input sent as a scalar, with one more axis or (beside
+    others) one fewer in its last axis is refused naming a field,
     that each request sent through TF Serving's REST API in the row and
     the columnar format gets the same answer, that a request missing a
     field, of the wrong type or of an empty batch gets an error, and
@@ -224,6 +245,11 @@ def _checked_answer(python, version_dir, requests_path, requests, work_dir,
         request, message)
   if "serving_default" in requests:
     assert len(answer["refusals"]) == 4, answer["refusals"]
+  for request, message in answer["shape_refusals"].items():
+    # The field itself, or one whose size must equal the field's.
+    name = request.split()[1]
+    assert message and re.search(rf"\b{name}: must be \[|as in {name}$",
+                                 message.rstrip("]")), (request, message)
   for signature, rest in answer["rest"].items():
     outputs = answer["outputs"][signature]
     assert rest["inputs"] == {"outputs": outputs if len(outputs) > 1 else

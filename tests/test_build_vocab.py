@@ -131,6 +131,10 @@ def test_bad_flags_and_paths_fail_in_one_line(tmp_path):
       "special tokens": {"vocab_size": 50},
       "--min_count=0: must be at least 1": {"min_count": 0},
       "--slack_ratio=1.5: must be in": {"slack_ratio": 1.5},
+      # each named alone (issue 34: one message named both)
+      "^build_vocab: --num_unused=-1: must be 0 or more$":
+          {"num_unused": -1},
+      "^build_vocab: --max_lines=0: must be at least 1$": {"max_lines": 0},
   }
   results = run_script_cases("build_vocab.py", [
       {**base, **overrides} for overrides in cases.values()])

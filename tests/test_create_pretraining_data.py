@@ -231,6 +231,7 @@ def bad_path_runs(tmp_path_factory):
   stale = directory / f"out.tfrecord.tmp-{'a' * 32}"
   stale.write_bytes(b"left by a killed run")
   (directory / "through.tfrecord").symlink_to(directory / "target.tfrecord")
+  (directory / "loop.tfrecord").symlink_to(directory / "loop.tfrecord")
 
   def flags_for(**values):
     paths = {"input_file": "corpus.txt", "vocab_file": "vocab.txt", **values}
@@ -260,6 +261,14 @@ BAD_PATHS = {
     "output_dir is a file": dict(output_dir="c1", num_workers=2),
     "a TFRecord as text": dict(input_file="my.tfrecord",
                                output_file="new.tfrecord"),
+    "output is a symlink loop": dict(output_file="loop.tfrecord"),
+    "input is a symlink loop": dict(input_file="loop.tfrecord",
+                                    output_file="new.tfrecord"),
+    "negative workers": dict(output_dir="new", num_workers=-2),
+    "negative workers on Beam": dict(output_dir="new", num_workers=-2,
+                                     beam_runner="DirectRunner"),
+    "output_dir beside output_file": dict(output_file="new.tfrecord",
+                                          output_dir="new"),
 }
 BAD_PATH_MESSAGES = {
     "swapped": "--input_file: .*my.tfrecord is a TFRecord file, not text",
@@ -278,6 +287,14 @@ BAD_PATH_MESSAGES = {
                            "not a directory",
     "output_dir is a file": "--output_dir=.*c1 is a file, not a directory",
     "a TFRecord as text": "--input_file: .*my.tfrecord is a TFRecord file",
+    "output is a symlink loop": "--output_file=.*loop.tfrecord is a symlink "
+                                "loop, not a regular file",
+    "input is a symlink loop": "--input_file: .*loop.tfrecord is a symlink "
+                               "loop, not a file",
+    "negative workers": "--num_workers=-2: must be 0 or more$",
+    "negative workers on Beam": "--num_workers=-2: must be 0 or more$",
+    "output_dir beside output_file": "--output_dir is only for "
+                                     "--num_workers or --beam_runner",
 }
 
 
@@ -298,6 +315,7 @@ def test_after_the_bad_paths_every_user_file_is_as_it_was(bad_path_runs):
   assert (directory / "link.txt").is_symlink()
   assert (directory / "adir").is_dir() and not os.listdir(directory / "adir")
   assert not (directory / "new.tfrecord").exists()
+  assert not (directory / "new").exists()
 
 
 def test_a_symlink_output_is_written_through(bad_path_runs):

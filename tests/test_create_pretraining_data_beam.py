@@ -104,17 +104,24 @@ def test_each_file_is_logged_as_it_is_done(beam_runs):
 def test_a_failed_file_is_named_and_no_shard_is_written(tmp_path):
   (tmp_path / "good.txt").write_text("Lists can be sorted.\nIn place.\n")
   (tmp_path / "blank.txt").write_text("\n   \n")  # no text: it fails
+  # A TFRecord named as text: it fails, and is reported first.
+  with tfrecords.RoundRobinWriter([str(tmp_path / "a_records.txt")]) as writer:
+    writer.write(b"a record")
   output_dir = tmp_path / "out"
   output_dir.mkdir()
   (output_dir / "good.txt.tfrecord").write_bytes(b"an earlier run's")
   result = run_script({**FLAGS, "input_file": f"{tmp_path}/*.txt",
                        "output_dir": output_dir})
   assert result.returncode == 1
+  message = result.stderr.strip().splitlines()[-1]
   assert_fails_in_one_line(
-      (result.returncode, result.stderr.strip().splitlines()[-1]),
-      "create_pretraining_data",
-      "--input_file: .*blank.txt: no text in .*blank.txt; no shard of this "
-      "run was written")
+      (result.returncode, message), "create_pretraining_data",
+      "--input_file: .*a_records.txt is a TFRecord file, not text .* "
+      r"\(1 more failed\); no shard of this run was written")
+  # Each failure is named once (issue 34: "--input_file: x: --input_file:
+  # x is a TFRecord...").
+  assert message.count("--input_file") == 1, message
+  assert "blank.txt failed: no text in" in result.stderr
   assert os.listdir(output_dir) == ["good.txt.tfrecord"]
   assert (output_dir / "good.txt.tfrecord").read_bytes() == b"an earlier run's"
 

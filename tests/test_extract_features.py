@@ -114,6 +114,7 @@ def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path):
   other = tiny_config(hidden_size=16, num_attention_heads=2)
   (tmp_path / "other_config.json").write_text(other.to_json_string())
   (tmp_path / "empty.txt").write_text("")
+  (tmp_path / "pairs.txt").write_text("one text\nand ||| its pair\n")
   bert_tf.save_checkpoint(bert_tf.BertEncoder(other),
                           str(tmp_path / "other.ckpt"))
   cases = {
@@ -131,6 +132,18 @@ def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path):
       r"--input_file and --output_file are required": {"output_file": ""},
       r"--export_dir=.*input.txt is a file, not a directory": {
           "export_dir": FLAGS["input_file"]},
+      # checked before the work (issue 34: [Errno 17] after it)
+      r"--export_dir=.*output.jsonl is where --output_file writes "
+      r".*output.jsonl: one path cannot be a directory and a file": {
+          "export_dir": tmp_path / "output.jsonl"},
+      r"--export_dir=.*output.jsonl/export is inside .*output.jsonl, which "
+      r"--output_file writes as a file": {
+          "export_dir": tmp_path / "output.jsonl" / "export"},
+      r"--max_seq_length=1: must be at least 2, room for \[CLS\] and "
+      r"\[SEP\]": {"max_seq_length": 1},
+      r"--max_seq_length=0: must be at least 2": {"max_seq_length": 0},
+      r"--input_file=.*pairs.txt line 2: a pair needs --max_seq_length of at "
+      r"least 3": {"input_file": tmp_path / "pairs.txt", "max_seq_length": 2},
   }
   outcomes = run_script_cases("extract_features.py", [
       {**FLAGS, "output_file": tmp_path / "output.jsonl", **case}

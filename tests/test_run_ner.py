@@ -331,6 +331,11 @@ def test_bad_input_stops_before_anything_is_written(tmp_path):
       r"--feature_based=concat_last_four: layer -3 does not exist in a "
       r"model of 2 layers": {"feature_based": "concat_last_four"},
       r"--lstm_units is the feature-based BiLSTM's size": {"lstm_units": 16},
+      # checked before the work (issue 34: [Errno 17] after it)
+      r"--export_dir=.*dev_predictions.txt is where --output_dir writes "
+      r".*dev_predictions.txt": {
+          "output_dir": tmp_path / "output6",
+          "export_dir": tmp_path / "output6" / "dev_predictions.txt"},
   }
   assert_cases_fail_before_writing("run_ner.py", flag_values, cases, tmp_path)
 

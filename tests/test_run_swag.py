@@ -1,6 +1,7 @@
 """run_scripts/run_swag.py end to end on a synthetic four-way task."""
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -10,7 +11,8 @@ from bert_tf.data import multiple_choice_features, swag
 from tests.helpers import (FINE_TUNING_FLAGS,
                            assert_cases_fail_before_writing,
                            assert_fails_in_one_line, assert_help_lists,
-                           hold_in_another_process, run_script,
+                           hold_in_another_process, run_on_a_full_disk,
+                           run_script,
                            run_script_cases, tiny_config)
 from tests.serving import serve_as_documented
 from tests.squad_fixtures import DEMO_VOCAB
@@ -143,3 +145,39 @@ def test_a_second_run_into_the_same_output_dir_is_refused(tmp_path):
 
 def test_help_lists_the_flags():
   assert_help_lists("run_swag.py", FINE_TUNING_FLAGS + ("data_dir",))
+
+
+def test_a_full_disk_is_one_line_naming_what_was_written(swag_run, tmp_path):
+  """Out of space saving a checkpoint, an export or predictions (a tmpfs
+  mounted for the run): one line naming what was being written and the
+  newest checkpoint kept, which the same command resumes from; no
+  traceback (issue 34, item 7: a 50-line ResourceExhaustedError, or
+  "[Errno 28] No space left on device" naming no file)."""
+  trained, _ = swag_run
+  disk = tmp_path / "disk"
+  disk.mkdir()
+  kept = {f"output/model.ckpt-800{suffix}": trained / "output" /
+          f"model.ckpt-800{suffix}"
+          for suffix in (".index", ".data-00000-of-00001")}
+  state = tmp_path / "checkpoint"
+  state.write_text('model_checkpoint_path: "model.ckpt-800"\n'
+                   'all_model_checkpoint_paths: "model.ckpt-800"\n')
+  kept["output/checkpoint"] = state
+  newest = (f"the newest checkpoint kept is {disk}/output/model.ckpt-800, "
+            f"and the same command resumes from it")
+  for flag_values, written, free_kib in (
+      ({"do_train": True, "num_train_epochs": 17}, "output/model.ckpt-850",
+       64),
+      ({"do_predict": True, "export_dir": disk / "export"}, "export/1", 64),
+      # whichever of the two files the disk filled on
+      ({"do_predict": True}, r"output/test_(results|predictions).tsv( \(one "
+                             r"of a set of 2 files\))?", 4)):
+    result = run_on_a_full_disk("run_swag.py", common_flags(
+        trained, output_dir=disk / "output", train_batch_size=16,
+        **flag_values), disk, kept, free_kib)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, \
+        result.stderr[-3000:]
+    assert re.fullmatch(
+        f"run_swag: no space left on device writing "
+        f"{re.escape(str(disk))}/{written}; {re.escape(newest)}", result.stderr.strip().splitlines()[-1]), \
+        result.stderr[-3000:]

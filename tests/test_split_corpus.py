@@ -5,6 +5,7 @@ import os
 
 from bert_tf import tokenization
 from bert_tf.data import corpus_shards, documents
+from bert_tf.data.tfrecords import RoundRobinWriter
 from bert_tf.vocabulary import demo_vocab_file
 from tests.helpers import assert_fails_in_one_line, run_script_cases
 
@@ -88,3 +89,20 @@ def test_the_script_writes_named_shards_and_refuses_another_split(tmp_path):
     assert_fails_in_one_line(outcome, "split_corpus",
                              f"--shard_mb={value}: must be a finite number")
     assert not (tmp_path / value).exists()
+
+
+def test_a_tfrecord_or_a_file_not_utf8_is_refused_naming_it(tmp_path):
+  """split_corpus "split" both (issue 34); create_pretraining_data refuses
+  both, so the shards would only fail later."""
+  with RoundRobinWriter([str(tmp_path / "records.tfrecord")]) as writer:
+    writer.write(b"a record")
+  (tmp_path / "latin1.txt").write_bytes(b"one\n\ncaf\xe9 au lait\n")
+  results = run_script_cases("split_corpus.py", [
+      {"input_file": tmp_path / name, "output_dir": tmp_path / "shards",
+       "shard_mb": 1e-6} for name in ("records.tfrecord", "latin1.txt")])
+  assert_fails_in_one_line(results[0], "split_corpus",
+                           "--input_file: .*records.tfrecord is a TFRecord "
+                           "file, not text")
+  assert_fails_in_one_line(results[1], "split_corpus",
+                           "latin1.txt:3: not UTF-8 text")
+  assert not (tmp_path / "shards").exists()

@@ -13,6 +13,7 @@ import os
 import time
 
 from bert_tf import file_io
+from bert_tf.data import documents
 
 logger = logging.getLogger(__name__)
 
@@ -25,31 +26,31 @@ def document_aligned_ranges(path, shard_bytes):
   blank line once it holds at least shard_bytes (the last holds the rest).
 
   A blank line is one the original reads as blank: nothing but whitespace
-  once decoded and stripped (invalid UTF-8 is not blank; reading the shard
-  names it). A document longer than shard_bytes makes its shard longer.
+  once decoded and stripped. A document longer than shard_bytes makes its
+  shard longer.
+
+  Raises:
+    ValueError: the file is a TFRecord file, or a line is not UTF-8 (as
+      create_pretraining_data would refuse it), naming the file and line.
   """
+  documents.check_text_files([path])
   total = file_io.size(path)
   ranges, start, offset = [], 0, 0
   began, next_log = time.time(), _LOGGED_EVERY
-  with file_io.open_file(path, "rb") as reader:
-    for line in reader:
-      offset += len(line)
-      if offset - start >= shard_bytes and _is_blank(line):
-        ranges.append((start, offset))
-        start = offset
-      if offset >= next_log:
-        next_log += _LOGGED_EVERY
-        elapsed = time.time() - began
-        logger.info("Scanned %.0f/%.0f MB (%.0f MB/s, %.0f s left)",
-                    offset / 1e6, total / 1e6, offset / 1e6 / elapsed,
-                    (total - offset) * elapsed / offset)
+  for _, raw_line, line in file_io.utf8_lines_with_bytes(path):
+    offset += len(raw_line)
+    if offset - start >= shard_bytes and not line.strip():
+      ranges.append((start, offset))
+      start = offset
+    if offset >= next_log:
+      next_log += _LOGGED_EVERY
+      elapsed = time.time() - began
+      logger.info("Scanned %.0f/%.0f MB (%.0f MB/s, %.0f s left)",
+                  offset / 1e6, total / 1e6, offset / 1e6 / elapsed,
+                  (total - offset) * elapsed / offset)
   if offset > start:
     ranges.append((start, offset))
   return ranges
-
-
-def _is_blank(line):
-  return not line.decode("utf-8", "replace").strip()
 
 
 def shard_paths(input_file, output_dir, count):

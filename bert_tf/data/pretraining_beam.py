@@ -75,7 +75,10 @@ class _CreateShard(beam.DoFn):
     except (ValueError, OSError) as error:  # the file's fault, not a retry's
       reason = " ".join(str(error).split())
       logger.error("%s failed: %s", input_file, reason)
-      self._failed.add(f"{input_file}: {reason}")
+      if input_file not in reason:
+        reason = f"{input_file}: {reason}"
+      self._failed.add(reason if reason.startswith("--input_file")
+                       else f"--input_file: {reason}")
       yield input_file, False
       return
     for name in _COUNTED[1:]:
@@ -234,8 +237,8 @@ def _summary(result, files, seconds):
   failed = sorted(values.get("failed_inputs", ()))
   if failed:
     more = f" ({len(failed) - 1} more failed)" if len(failed) > 1 else ""
-    raise ValueError(f"--input_file: {failed[0]}{more}; no shard of this "
-                     f"run was written")
+    raise ValueError(f"{failed[0]}{more}; no shard of this run was "
+                     f"written")
   if "files" not in values:
     logger.warning("The runner reported no counters: no summary")
     return None

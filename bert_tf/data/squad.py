@@ -113,10 +113,19 @@ def read_squad_examples(input_file, is_training, version_2_with_negative=False,
       data = json.load(reader)
     except json.JSONDecodeError as error:
       raise ValueError(f"{input_file}: not valid JSON: {error}") from None
+    except RecursionError:
+      raise ValueError(f"{input_file}: JSON nested too deeply to read (no "
+                       f"SQuAD file nests more than a few levels)") from None
     except UnicodeDecodeError as error:
       raise ValueError(f"{input_file}: not UTF-8 text: {error}") from None
   reader = _FileReader(input_file, is_training, version_2_with_negative)
   examples = reader.examples(data)
+  if not examples and reader.answers_not_found:
+    raise ValueError(
+        f"{input_file}: no answer of its {reader.answers_not_found} "
+        f"questions is found in its context (the text at answer_start is "
+        f"not the answer's text), so each is skipped, as the original "
+        f"skips it: nothing to train on")
   if not examples:
     raise ValueError(f"{input_file}: no questions")
   if is_training:
@@ -139,6 +148,7 @@ class _FileReader:
     self.is_training = is_training
     self.version_2_with_negative = version_2_with_negative
     self.seen_ids = set()
+    self.answers_not_found = 0  # training questions skipped
 
   def fail(self, where, message):
     raise ValueError(f"{self.path}: {where}: {message}")
@@ -227,5 +237,6 @@ class _FileReader:
     if actual_text.find(cleaned_answer_text) == -1:
       logger.warning("Could not find answer: '%s' vs. '%s'", actual_text,
                      cleaned_answer_text)
+      self.answers_not_found += 1
       return None
     return example

@@ -140,6 +140,12 @@ def extract_features(options, strategy):
   if examples == []:
     raise ValueError(f"--input_file={options.input_file} is empty: no "
                      f"lines to extract features of")
+  pair = next((example for example in examples or ()
+               if example.text_b and options.max_seq_length < 3), None)
+  if pair:
+    raise ValueError(f"--input_file={options.input_file} line "
+                     f"{pair.unique_id + 1}: a pair needs --max_seq_length "
+                     f"of at least 3, room for [CLS] and two [SEP]")
   with strategy.scope(), precision.dtype_policy(options.dtype):
     model = LayerOutputs(config, layers)
   report = checkpoints.load_checkpoint(model, init_checkpoint)

@@ -62,45 +62,97 @@ class IdsServing(tf.Module):
 
 def ids_signatures(serving, ids_shape=(None, None)):
   """{"serving_default": serving.predict on int32 ids of ids_shape} (SWAG's
-  are [batch, 4, seq])."""
+  are [batch, 4, seq]); ids of another shape are refused naming the
+  field (checked_shapes)."""
   id_spec = tf.TensorSpec(list(ids_shape), tf.int32)
+  sizes = tuple("batch" if axis == 0 else "seq_length" if size is None
+                else size for axis, size in enumerate(ids_shape))
 
   @tf.function(input_signature=[id_spec] * 3)
   def serving_default(input_ids, input_mask, segment_ids):
-    return serving.predict({"input_ids": input_ids, "input_mask": input_mask,
-                            "segment_ids": segment_ids})
+    return serving.predict(checked_shapes(
+        {"input_ids": input_ids, "input_mask": input_mask,
+         "segment_ids": segment_ids},
+        dict.fromkeys(ENCODER_INPUTS, sizes)))
 
   return {"serving_default": serving_default}
 
 
-def checked_texts(texts, offsets=False):
+def checked_texts(texts, offsets=False, shapes=None):
   """A raw-text request's strings, once checked like a server would.
 
   Args:
-    texts: {input name: string [batch, ...]}, the first the reference.
+    texts: {input name: string tensor}, the first the reference.
     offsets: the answer is character offsets, so the strings must be valid
       UTF-8 (elsewhere invalid bytes are dropped, as the original does).
+    shapes: {input name: shape} as checked_shapes takes them, for inputs
+      that are not [batch].
 
   Returns:
     The same dict; running it fails the request with an
-    InvalidArgumentError naming the field if a batch is empty, the batches
-    differ in size, or (offsets) a string is not valid UTF-8.
+    InvalidArgumentError naming the field if a tensor is not of its shape,
+    the batch is empty, or (offsets) a string is not valid UTF-8.
   """
-  names = list(texts)
-  batch = tf.shape(texts[names[0]])[0]
+  texts = checked_shapes(texts, {name: (shapes or {}).get(name, ("batch",))
+                                 for name in texts})
+  first = next(iter(texts))
   checks = [tf.debugging.assert_positive(
-      batch, message=f"{names[0]}: the batch is empty")]
-  for name in names[1:]:
-    checks.append(tf.debugging.assert_equal(
-        tf.shape(texts[name])[0], batch,
-        message=f"{name}: not as many as {names[0]}"))
-  for name in names if offsets else ():
-    checks.append(tf.debugging.assert_equal(
+      tf.size(texts[first]), message=f"{first}: the batch is empty")]
+  for name in texts if offsets else ():
+    # Assert, not assert_equal: that would copy the bytes into the message,
+    # which a client then fails to decode.
+    checks.append(tf.debugging.Assert(tf.reduce_all(tf.equal(
         tf.strings.unicode_transcode(texts[name], "UTF-8", "UTF-8",
-                                     errors="ignore"), texts[name],
-        message=f"{name}: not valid UTF-8"))
+                                     errors="ignore"), texts[name])),
+        [f"{name}: not valid UTF-8"]))
   with tf.control_dependencies(checks):
     return {name: tf.identity(value) for name, value in texts.items()}
+
+
+def checked_shapes(tensors, shapes):
+  """The tensors of a request, once each is checked to have its shape.
+
+  A loaded signature runs on a tensor of any shape (its TensorSpec is not
+  enforced, and a Rank op folds to the spec's rank), and a wrong one would
+  fail far inside the model naming no field. So the shape is read at run
+  time, padded with -1 past the tensor's rank.
+
+  Args:
+    tensors: {name: tensor}.
+    shapes: {name: sizes}: an int is a fixed size; a name ("batch",
+      "seq_length") is a size every tensor naming it shares, the first's.
+
+  Returns:
+    The same dict; running it fails the request with an
+    InvalidArgumentError ("input_mask: must be [batch, seq_length], batch
+    and seq_length as in input_ids") for the first tensor of another shape.
+  """
+  named = {}  # size name -> (the first tensor naming it, that size)
+  checks = []
+  for name, tensor in tensors.items():
+    shape = shapes[name]
+    dims = tf.concat([tf.shape(tensor, out_type=tf.int64),
+                      -tf.ones([len(shape) + 1], tf.int64)], 0)
+    expected, shared = [], []
+    for axis, size in enumerate(shape):
+      if isinstance(size, int):
+        expected.append(tf.constant(size, tf.int64))
+      elif size in named:
+        expected.append(named[size][1])
+        shared.append(size)
+      else:
+        named[size] = (name, dims[axis])
+        expected.append(tf.maximum(dims[axis], 0))
+    expected.append(tf.constant(-1, tf.int64))
+    message = f"{name}: must be [{', '.join(map(str, shape))}]"
+    if shared:
+      message += (f", {' and '.join(shared)} as in "
+                  f"{named[shared[0]][0]}")
+    with tf.control_dependencies(checks):
+      checks.append(tf.debugging.Assert(tf.reduce_all(tf.equal(
+          dims[:len(shape) + 1], tf.stack(expected))), [message]))
+  with tf.control_dependencies(checks):
+    return {name: tf.identity(value) for name, value in tensors.items()}
 
 
 def packed_texts(tokenizer, max_seq_length, text_a, text_b=None):

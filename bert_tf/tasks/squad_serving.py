@@ -5,18 +5,19 @@ span model on every window at once and picks the answer as the original's
 write_predictions ranks them (data.squad_answers): the best start + end
 logit over each window's n_best_size best starts and ends, the start in its
 max-context window, at most max_answer_length pieces; where no such pair
-exists, the best valid span anywhere (as squad_answers does). The answer is
-the context's own characters at the answer pieces' offsets, not the
-original's get_final_text, which joins words with single spaces.
+exists, the best valid span anywhere (as squad_answers does). The answer's
+text is predictions.json's (text.final_text): the pieces' characters, or
+where the original's get_final_text falls back, their whole words.
 """
 
 import tensorflow as tf
 
 from bert_tf.data.squad_answers import LARGE_NULL_SCORE
 from bert_tf.tasks.serving import IdsServing, checked_texts, ids_signatures
+from bert_tf.text.final_text import final_text
 from bert_tf.text.offsets import tokenize_with_offsets
 from bert_tf.text.windows import doc_stride_windows
-from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN
+from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN, UNK_TOKEN
 
 
 class SquadServing(IdsServing):
@@ -57,17 +58,21 @@ class SquadServing(IdsServing):
     span = _best_spans(tf.cast(outputs["start_logits"], tf.float32),
                        tf.cast(outputs["end_logits"], tf.float32), windows,
                        self.options, tf.size(context, tf.int64))
-    found = span["score"] > -float("inf")
+    found = (span["score"] > -float("inf")) & (
+        pieces.ids.merge_dims(1, 2).row_lengths() > 0)
     result = {"score": _finite32(span["score"])}
     if self.options.version_2_with_negative:
       null_odds = span["null_score"] - span["score"]
       found &= null_odds <= self.options.null_score_diff_threshold
       result.update(null_odds=_finite32(null_odds), has_answer=found)
-    start = tf.where(found, _piece_offset(pieces.starts, span["start"]), -1)
-    end = tf.where(found, _piece_offset(pieces.ends, span["end"]), -1)
-    result.update(answer_start=start, answer_end=end, answer=tf.where(
-        found, tf.strings.substr(context, tf.maximum(start, 0), end - start,
-                                 unit="UTF8_CHAR"), ""))
+    answer = final_text(
+        context, _piece_offset(pieces.starts, span["start"]),
+        _piece_offset(pieces.ends, span["end"]),
+        _has_piece(pieces.ids, span, self.tokenizer.vocab[UNK_TOKEN]),
+        self.tokenizer.do_lower_case)
+    result.update(answer_start=tf.where(found, answer.start, -1),
+                  answer_end=tf.where(found, answer.end, -1),
+                  answer=tf.where(found, answer.text, ""))
     return result
 
 
@@ -93,9 +98,19 @@ def _piece_offset(offsets, pieces):
   """offsets [batch, (words), (pieces)] at one piece of each row (any row
   may have no pieces: the index is then unused)."""
   dense = offsets.merge_dims(1, 2).to_tensor(-1)
-  dense = tf.concat([dense, -tf.ones_like(dense[:, :1])], axis=1)
+  dense = tf.concat([dense, -tf.ones([tf.shape(dense)[0], 1], tf.int64)],
+                    axis=1)
   return tf.gather(dense, tf.clip_by_value(pieces, 0, tf.shape(
       dense, out_type=tf.int64)[1] - 1), batch_dims=1)
+
+
+def _has_piece(ids, span, piece_id):
+  """[batch] bool: whether a piece of each answer is piece_id."""
+  ids = ids.merge_dims(1, 2).to_tensor(-1)
+  positions = tf.range(tf.shape(ids, out_type=tf.int64)[1])[None]
+  return tf.reduce_any(
+      (positions >= span["start"][:, None])
+      & (positions <= span["end"][:, None]) & tf.equal(ids, piece_id), axis=1)
 
 
 def _finite32(values):

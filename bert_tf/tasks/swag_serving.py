@@ -29,7 +29,8 @@ class SwagServing(IdsServing):
     self.max_seq_length = max_seq_length
 
   def choose(self, context, endings):
-    texts = checked_texts({"context": context, "endings": endings})
+    texts = checked_texts({"context": context, "endings": endings},
+                          shapes={"endings": ("batch", NUM_CHOICES)})
     inputs = packed_texts(
         self.tokenizer, self.max_seq_length,
         tf.repeat(texts["context"], NUM_CHOICES),

@@ -69,12 +69,8 @@ def split_with_offsets(texts, do_lower_case):
     Words.
   """
   classes = char_classes()
-  chars = tf.strings.unicode_split(texts, "UTF-8", errors="strict")
-  cleaned = tf.strings.regex_replace(chars.flat_values, classes["deleted"],
-                                     "")
-  cleaned = tf.strings.regex_replace(cleaned, classes["separators"], " ")
+  chars, cleaned, per_char = _normalized_chars(texts, do_lower_case)
   normalize = lower_and_strip_accents if do_lower_case else tf.identity
-  per_char = tf.strings.unicode_split(normalize(cleaned), "UTF-8")
   # [batch, (normalised chars)], and the flat index of each one's source.
   normalized = chars.with_flat_values(per_char).merge_dims(1, 2)
   sources = per_char.value_rowids()
@@ -117,6 +113,30 @@ def split_with_offsets(texts, do_lower_case):
       word_ends=by_text(tf.gather(char_ends.values,
                                   char_ends.row_limits() - 1)),
       char_starts=by_text(char_starts), char_ends=by_text(char_ends))
+
+
+def normalized_lengths(texts, do_lower_case):
+  """[batch, (chars)] int64: how many characters other than spaces each
+  character of the texts becomes in BasicTokenizer's words: 1 for most, 0
+  for one that cleaning deletes (U+200B) or makes a separator (U+2009) and
+  for a combining accent that stripping drops, 3 for a Hangul syllable
+  that NFD splits."""
+  chars, _, per_char = _normalized_chars(texts, do_lower_case)
+  return chars.with_flat_values(tf.reduce_sum(
+      tf.cast(tf.not_equal(per_char, " "), tf.int64), axis=1))
+
+
+def _normalized_chars(texts, do_lower_case):
+  """(chars [batch, (chars)], each cleaned [chars] flat, and what each
+  normalises to alone, [chars, (normalised chars)])."""
+  classes = char_classes()
+  chars = tf.strings.unicode_split(texts, "UTF-8", errors="strict")
+  cleaned = tf.strings.regex_replace(chars.flat_values, classes["deleted"],
+                                     "")
+  cleaned = tf.strings.regex_replace(cleaned, classes["separators"], " ")
+  normalize = lower_and_strip_accents if do_lower_case else tf.identity
+  return chars, cleaned, tf.strings.unicode_split(normalize(cleaned),
+                                                  "UTF-8")
 
 
 def first_of_row(ragged):

@@ -22,6 +22,9 @@ def load_bert_config(bert_config_file, max_seq_length):
   Raises:
     ValueError: naming the flag or the file.
   """
+  if max_seq_length < 2:
+    raise ValueError(f"--max_seq_length={max_seq_length}: must be at least 2, "
+                     f"room for [CLS] and [SEP]")
   file_io.check_input_file("--bert_config_file", bert_config_file)
   config = BertConfig.from_json_file(bert_config_file)
   if max_seq_length > config.max_position_embeddings:
