@@ -147,6 +147,8 @@ def test_help_lists_the_flags():
   assert_help_lists("run_swag.py", FINE_TUNING_FLAGS + ("data_dir",))
 
 
+# Python's error path, the same on every TensorFlow: one leg of CI runs it.
+@pytest.mark.rerun
 def test_a_full_disk_is_one_line_naming_what_was_written(swag_run, tmp_path):
   """Out of space saving a checkpoint, an export or predictions (a tmpfs
   mounted for the run): one line naming what was being written and the
