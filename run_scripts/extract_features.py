@@ -21,8 +21,8 @@ raw text; alone, without --input_file and --output_file, it exports only).
 
 from absl import flags
 
+import program  # first: quiets TensorFlow's start-up
 import export_flags
-import program
 import tokenizer_flags
 import model_flags
 from bert_tf.tasks.feature_extraction import (JSONL, NPZ, ExtractionOptions,

@@ -4,7 +4,9 @@ absl parses the flags, then the script's main runs. An expected error (bad
 flags, input, paths or files, raised as ValueError or OSError by the script
 or the library, or TensorFlow's NotFound / PermissionDenied for a URL; a
 full disk, with what was kept) ends the program with one line on stderr,
-`<script>: <what is wrong>`, and exit status 1: a traceback means a bug. --verbosity=1 also logs where the error
+`<script>: <what is wrong>`, and exit status 1: a traceback means a bug.
+TensorFlow's C++ start-up lines are silenced unless asked for
+(_quiet_tensorflow_start_up). --verbosity=1 also logs where the error
 was raised.
 """
 
@@ -14,7 +16,21 @@ import sys
 
 from absl import app, flags, logging
 
-from bert_tf import file_io
+
+def _quiet_tensorflow_start_up():
+  """TensorFlow's C++ start-up lines (no CUDA driver, cuInit, CPU
+  instructions, oneDNN) tell a user of these programs nothing; they are
+  silenced unless TF_CPP_MIN_LOG_LEVEL is set or --verbosity / -v is given.
+  Run before TensorFlow is imported: every script imports this module
+  first."""
+  if not any(arg.startswith(("--verbosity", "-v")) for arg in sys.argv[1:]):
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+_quiet_tensorflow_start_up()
+
+# pylint: disable=wrong-import-position
+from bert_tf import file_io  # noqa: E402
 
 
 def run(main, required_flags=(), pass_through_unknown=False):

@@ -22,8 +22,8 @@ The shared flags: see fine_tuning_flags.py and training_flags.py.
 
 from absl import flags
 
+import program  # first: quiets TensorFlow's start-up
 import fine_tuning_flags
-import program
 from bert_tf.data import glue
 from bert_tf.tasks.classification import ClassificationTask
 

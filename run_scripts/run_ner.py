@@ -21,8 +21,8 @@ The shared flags: see fine_tuning_flags.py and training_flags.py.
 
 from absl import flags
 
+import program  # first: quiets TensorFlow's start-up
 import fine_tuning_flags
-import program
 from bert_tf.layers.layer_combination import FEATURE_CHOICES
 from bert_tf.tasks.ner import NerTask
 

@@ -20,10 +20,10 @@ precision: see model_flags.py and training_flags.py (--tpu,
 
 import os
 
+import program  # first: quiets TensorFlow's start-up
 import tensorflow as tf
 from absl import flags, logging
 
-import program
 import model_flags
 import training_flags
 from bert_tf import file_io

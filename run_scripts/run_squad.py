@@ -22,8 +22,8 @@ fine_tuning_flags.py and training_flags.py.
 
 from absl import flags
 
+import program  # first: quiets TensorFlow's start-up
 import fine_tuning_flags
-import program
 from bert_tf.data import squad_features
 from bert_tf.data.squad_answers import AnswerOptions
 from bert_tf.tasks.squad import SquadTask

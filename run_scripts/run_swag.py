@@ -23,8 +23,8 @@ training_flags.py.
 
 from absl import flags
 
+import program  # first: quiets TensorFlow's start-up
 import fine_tuning_flags
-import program
 from bert_tf.tasks.swag import SwagTask
 
 flags.DEFINE_string(
