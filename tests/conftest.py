@@ -51,5 +51,6 @@ def pytest_configure(config):
   config.addinivalue_line(
       "markers", "rerun: a long program run repeating TensorFlow work that "
       "other tests do too (the demo, resuming after a kill, retraining with "
-      "--bucket_by_length, a full disk); CI's TensorFlow 2.21 leg leaves it "
-      "out")
+      "--bucket_by_length, a full disk) or a Python path TensorFlow's version "
+      "does not touch (which files a run writes, n-best ranking); CI's "
+      "TensorFlow 2.21 leg leaves it out")

@@ -145,6 +145,9 @@ def test_the_best_threshold_gives_the_best_f1_and_init_checkpoint_predicts(
                     .read_text()) == first
 
 
+# Which files a run writes, and how it ranks: Python's work, the same on
+# every TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_a_run_replaces_the_whole_set_of_outputs(squad_run, tmp_path):
   """Predicting into one --output_dir again: a predict_file that cannot be
   scored (a question without answers) takes the earlier eval_results.txt
@@ -203,6 +206,9 @@ def test_two_workers_predict_what_one_did(squad_run, tmp_path):
         entry["text"] for entry in nbest]
 
 
+# Which files a run writes, and how it ranks: Python's work, the same on
+# every TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_n_best_lists_rank_every_position_unless_bucketed(squad_run,
                                                          tmp_path):
   """As the original, predictions rank a window's logits over all of
