@@ -173,18 +173,3 @@ def test_answers_are_the_text_predictions_json_gives(tmp_path,
           int(_piece_offset(pieces.ends, spans["end"])[row])]
   assert fell_back > 10
 
-
-def test_text_that_is_not_utf8_is_refused_by_name():
-  """Offsets need valid UTF-8: the request is refused naming the field,
-  in a message a client can decode (issue 34, item 10: the bytes were
-  copied into it)."""
-  model = BertSpanLabeler(tiny_config(vocab_size=len(open(
-      DEMO_VOCAB, encoding="utf-8").readlines())))
-  _, signatures = squad_serving(model, InGraphTokenizer(DEMO_VOCAB, True),
-                                32, 8, 8, squad_answers.AnswerOptions())
-  for field, question, context in (("context", b"what ?", b"caf\xe9 red"),
-                                   ("question", b"wh\xffat", b"a red car")):
-    with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=f"{field}: not valid UTF-8"):
-      signatures["serve_text"](question=tf.constant([question]),
-                               context=tf.constant([context]))
