@@ -69,7 +69,7 @@ class SquadServing(IdsServing):
         context, _piece_offset(pieces.starts, span["start"]),
         _piece_offset(pieces.ends, span["end"]),
         _has_piece(pieces.ids, span, self.tokenizer.vocab[UNK_TOKEN]),
-        self.tokenizer.do_lower_case)
+        pieces.words.text_char_sizes)
     result.update(answer_start=tf.where(found, answer.start, -1),
                   answer_end=tf.where(found, answer.end, -1),
                   answer=tf.where(found, answer.text, ""))

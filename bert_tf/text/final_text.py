@@ -24,8 +24,6 @@ import collections
 
 import tensorflow as tf
 
-from bert_tf.text.offsets import normalized_lengths
-
 # run_squad's is_whitespace: what separates the words it aligns.
 WORD_SEPARATOR = "[ \t\r\n\u202f]"
 
@@ -34,7 +32,7 @@ WORD_SEPARATOR = "[ \t\r\n\u202f]"
 FinalText = collections.namedtuple("FinalText", ["start", "end", "text"])
 
 
-def final_text(texts, piece_start, piece_end, has_unknown, do_lower_case):
+def final_text(texts, piece_start, piece_end, has_unknown, char_sizes):
   """The text predictions.json answers for spans of word pieces.
 
   Args:
@@ -43,7 +41,8 @@ def final_text(texts, piece_start, piece_end, has_unknown, do_lower_case):
       answer's first and last piece (end exclusive); rows without an
       answer may hold anything.
     has_unknown: [batch] bool: a piece of the answer is [UNK].
-    do_lower_case: the tokenizer's.
+    char_sizes: [batch, (chars)] how many word characters each character
+      of the texts becomes (offsets.Words.text_char_sizes).
 
   Returns:
     FinalText: the span's own characters, or where the original falls
@@ -54,8 +53,7 @@ def final_text(texts, piece_start, piece_end, has_unknown, do_lower_case):
   is_separator = tf.strings.regex_full_match(chars, WORD_SEPARATOR)
   # Characters gained (+) or lost (-) in BasicTokenizer's words, summed
   # from each text's start: [batch, chars + 1].
-  changes = tf.where(is_separator, tf.zeros([], tf.int64),
-                     normalized_lengths(texts, do_lower_case) - 1)
+  changes = tf.where(is_separator, tf.zeros([], tf.int64), char_sizes - 1)
   changed_before = tf.pad(tf.math.cumsum(changes.to_tensor(), axis=1),
                           [[0, 0], [1, 0]])
   last = tf.maximum(lengths - 1, 0)

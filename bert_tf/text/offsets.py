@@ -27,9 +27,14 @@ from bert_tf.text.tokenizer import lower_and_strip_accents
 #   character of each word, the text's characters it came from: the one it
 #   is of, and the characters after that which normalise to nothing (a
 #   combining accent, a soft hyphen), so a word keeps its accents.
+# text_char_sizes: [batch, (text chars)] int64: how many word characters
+#   each character of the text becomes: 1 for most, 0 for one that
+#   cleaning deletes (U+200B) or makes a separator (U+2009) and for a
+#   combining accent that stripping drops, 3 for a Hangul syllable that NFD
+#   splits.
 Words = collections.namedtuple(
     "Words", ["words", "word_starts", "word_ends", "char_starts",
-              "char_ends"])
+              "char_ends", "text_char_sizes"])
 
 
 # ids, starts, ends: [batch, (words), (pieces)] int64: each word piece's id
@@ -69,8 +74,12 @@ def split_with_offsets(texts, do_lower_case):
     Words.
   """
   classes = char_classes()
-  chars, cleaned, per_char = _normalized_chars(texts, do_lower_case)
+  chars = tf.strings.unicode_split(texts, "UTF-8", errors="strict")
+  cleaned = tf.strings.regex_replace(chars.flat_values, classes["deleted"],
+                                     "")
+  cleaned = tf.strings.regex_replace(cleaned, classes["separators"], " ")
   normalize = lower_and_strip_accents if do_lower_case else tf.identity
+  per_char = tf.strings.unicode_split(normalize(cleaned), "UTF-8")
   # [batch, (normalised chars)], and the flat index of each one's source.
   normalized = chars.with_flat_values(per_char).merge_dims(1, 2)
   sources = per_char.value_rowids()
@@ -112,31 +121,9 @@ def split_with_offsets(texts, do_lower_case):
                                     char_starts.row_starts())),
       word_ends=by_text(tf.gather(char_ends.values,
                                   char_ends.row_limits() - 1)),
-      char_starts=by_text(char_starts), char_ends=by_text(char_ends))
-
-
-def normalized_lengths(texts, do_lower_case):
-  """[batch, (chars)] int64: how many characters other than spaces each
-  character of the texts becomes in BasicTokenizer's words: 1 for most, 0
-  for one that cleaning deletes (U+200B) or makes a separator (U+2009) and
-  for a combining accent that stripping drops, 3 for a Hangul syllable
-  that NFD splits."""
-  chars, _, per_char = _normalized_chars(texts, do_lower_case)
-  return chars.with_flat_values(tf.reduce_sum(
-      tf.cast(tf.not_equal(per_char, " "), tf.int64), axis=1))
-
-
-def _normalized_chars(texts, do_lower_case):
-  """(chars [batch, (chars)], each cleaned [chars] flat, and what each
-  normalises to alone, [chars, (normalised chars)])."""
-  classes = char_classes()
-  chars = tf.strings.unicode_split(texts, "UTF-8", errors="strict")
-  cleaned = tf.strings.regex_replace(chars.flat_values, classes["deleted"],
-                                     "")
-  cleaned = tf.strings.regex_replace(cleaned, classes["separators"], " ")
-  normalize = lower_and_strip_accents if do_lower_case else tf.identity
-  return chars, cleaned, tf.strings.unicode_split(normalize(cleaned),
-                                                  "UTF-8")
+      char_starts=by_text(char_starts), char_ends=by_text(char_ends),
+      text_char_sizes=chars.with_flat_values(tf.math.unsorted_segment_sum(
+          tf.cast(kept, tf.int64), sources, tf.size(chars.flat_values))))
 
 
 def first_of_row(ragged):

@@ -160,7 +160,7 @@ def test_answers_are_the_text_predictions_json_gives(tmp_path,
         _piece_offset(pieces.starts, spans["start"]),
         _piece_offset(pieces.ends, spans["end"]),
         _has_piece(pieces.ids, spans, tokenizer.vocab["[UNK]"]),
-        do_lower_case)
+        pieces.words.text_char_sizes)
     for row, example in enumerate(examples):
       text = answers.text[row].numpy().decode()
       start, end = int(answers.start[row]), int(answers.end[row])
