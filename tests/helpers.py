@@ -12,6 +12,7 @@ import tempfile
 import time
 
 import numpy as np
+import pytest
 
 import bert_tf
 
@@ -301,7 +302,6 @@ def run_on_a_full_disk(script, flag_values, disk, files=None, free_kib=64):
   probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True,
                          check=False) if shutil.which("unshare") else None
   if probe is None or probe.returncode:
-    import pytest  # pylint: disable=import-outside-toplevel
     pytest.skip("no unshare --mount here to mount a small tmpfs")
   copies = "".join(f"{source}\t{name}\n" for name, source in
                    (files or {}).items())
