@@ -20,9 +20,10 @@ from absl import app, flags, logging
 def _quiet_tensorflow_start_up():
   """TensorFlow's C++ start-up lines (no CUDA driver, cuInit, CPU
   instructions, oneDNN) tell a user of these programs nothing; they are
-  silenced unless TF_CPP_MIN_LOG_LEVEL is set or --verbosity / -v is given.
-  Run before TensorFlow is imported: every script imports this module
-  first."""
+  silenced unless TF_CPP_MIN_LOG_LEVEL is set or --verbosity / -v is given
+  (TensorFlow 2.21 writes its "Could not find cuda drivers" line before it
+  reads the setting). Run before TensorFlow is imported: every script
+  imports this module first."""
   if not any(arg.startswith(("--verbosity", "-v")) for arg in sys.argv[1:]):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
