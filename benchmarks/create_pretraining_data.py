@@ -34,7 +34,7 @@ import tempfile
 import threading
 import time
 
-from bert_tf.data import pretraining_data
+from bert_tf.pretraining import pipeline as pretraining_data
 
 PROJECT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OFFICIAL_UNCASED = os.path.join(os.path.dirname(PROJECT_DIR), "shared",

@@ -58,7 +58,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import pretrainer_step
 import bert_tf
-from bert_tf.data.pretraining_dataset import pretraining_dataset
+from bert_tf.pretraining.dataset import pretraining_dataset
 from bert_tf.training import precision
 from bert_tf.training.objectives import PretrainingObjective
 from bert_tf.training.trainer import TrainingOptions, create_trainer

@@ -37,7 +37,8 @@ SHARED_DIR = os.path.join(os.path.dirname(PROJECT_DIR), "shared")
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from bert_tf import tokenization
-from bert_tf.data import squad, squad_answers, squad_features
+from bert_tf.tasks.squad import (answers as squad_answers, examples as squad,
+                                 features as squad_features)
 from tests.squad_reference import peaked_logits
 
 # Runs the original's functions unchanged under TF2's compat.v1 API.

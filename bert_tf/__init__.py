@@ -24,10 +24,10 @@ _EXPORTS = {
     "PretrainedModel": "bert_tf.pretrained",
     "load_pretrained": "bert_tf.pretrained",
 }
-_SUBMODULES = ("checkpoints", "config", "conversion", "data", "evaluation",
-               "export", "file_io", "huggingface", "layers", "losses",
-               "models", "output_paths", "pretrained", "tasks", "text",
-               "tokenization", "training", "vocabulary")
+_SUBMODULES = ("checkpoints", "config", "conversion", "data", "features",
+               "files", "huggingface", "layers", "losses", "models",
+               "pretrained", "pretraining", "tasks", "text", "tokenization",
+               "training", "vocabulary")
 
 __all__ = sorted(_EXPORTS) + list(_SUBMODULES)
 

@@ -14,7 +14,8 @@ import logging
 
 import tensorflow as tf
 
-from bert_tf import file_io, huggingface
+from bert_tf import huggingface
+from bert_tf.files import file_io
 from bert_tf.checkpoint_names import encoder_names
 
 logger = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ import json
 import logging
 import numbers
 
-from bert_tf import file_io
+from bert_tf.files import file_io
 from bert_tf.layers.activations import ACTIVATIONS
 from bert_tf.layers.normalization import LAYER_NORM_EPSILON
 

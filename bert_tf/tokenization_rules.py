@@ -9,7 +9,7 @@ tokenization -> text -> tokenization_rules. No TensorFlow here.
 
 import unicodedata
 
-from bert_tf import file_io
+from bert_tf.files import file_io
 
 PAD_TOKEN = "[PAD]"
 UNK_TOKEN = "[UNK]"

@@ -21,7 +21,8 @@ import tensorflow as tf
 from absl import logging
 from tensorflow_text.tools.wordpiece_vocab import bert_vocab_from_dataset
 
-from bert_tf import file_io, tokenization
+from bert_tf import tokenization
+from bert_tf.files import file_io
 from bert_tf.tokenization_rules import PAD_TOKEN, SPECIAL_TOKENS
 
 # 99 [unused*] tokens put [UNK], [CLS], [SEP], [MASK] at ids 100-103 as in

@@ -16,8 +16,9 @@ import time
 from absl import flags, logging
 
 import program
-from bert_tf import file_io, output_paths, vocabulary
-from bert_tf.data import documents
+from bert_tf import vocabulary
+from bert_tf.files import file_io, output_paths
+from bert_tf.pretraining import documents
 
 flags.DEFINE_list("input_file", None,
                   "Comma-separated text files or globs, read in sorted order.")

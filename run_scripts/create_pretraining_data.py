@@ -27,9 +27,10 @@ from absl import flags, logging
 
 import program
 import tokenizer_flags
-from bert_tf import file_io, output_paths, tokenization
-from bert_tf.data import documents, pretraining_data
-from bert_tf.data.pretraining_instances import InstanceOptions
+from bert_tf import tokenization
+from bert_tf.files import file_io, output_paths
+from bert_tf.pretraining import documents, pipeline as pretraining_data
+from bert_tf.pretraining.instances import InstanceOptions
 from bert_tf.tokenization_rules import (CLS_TOKEN, MASK_TOKEN, SEP_TOKEN,
                                         UNK_TOKEN)
 
@@ -130,9 +131,9 @@ def output_files(input_files):
 
 
 def beam_module():
-  """bert_tf.data.pretraining_beam, or one line saying what to install."""
+  """bert_tf.pretraining.beam_pipeline, or one line saying what to install."""
   try:
-    from bert_tf.data import pretraining_beam  # pylint: disable=g-import-not-at-top
+    from bert_tf.pretraining import beam_pipeline as pretraining_beam  # pylint: disable=g-import-not-at-top
   except ImportError as error:
     if not (error.name or "").startswith("apache_beam"):
       raise

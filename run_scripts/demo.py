@@ -27,7 +27,7 @@ import time
 from absl import flags
 
 import program
-from bert_tf import file_io, output_paths
+from bert_tf.files import file_io, output_paths
 
 flags.DEFINE_string("output_dir", "demo_output", "Where every stage writes.")
 flags.DEFINE_integer("pretraining_steps", 1000, "run_pretraining steps.")

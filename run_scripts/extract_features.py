@@ -25,7 +25,7 @@ import program  # first: quiets TensorFlow's start-up
 import export_flags
 import tokenizer_flags
 import model_flags
-from bert_tf.tasks.feature_extraction import (JSONL, NPZ, ExtractionOptions,
+from bert_tf.features.extraction import (JSONL, NPZ, ExtractionOptions,
                                               extract_features)
 
 flags.DEFINE_string("input_file", None, "")

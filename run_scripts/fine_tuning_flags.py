@@ -13,7 +13,7 @@ import export_flags
 import tokenizer_flags
 import model_flags
 import training_flags
-from bert_tf.tasks import FineTuningOptions, run_fine_tuning
+from bert_tf.tasks.runner import FineTuningOptions, run_fine_tuning
 
 flags.DEFINE_integer(
     "max_seq_length", 128,

@@ -15,8 +15,10 @@ them, the lengths the file was written with are reported.
 from absl import flags
 
 import program
-from bert_tf import file_io, tokenization
-from bert_tf.data import pretraining_features, tfrecords
+from bert_tf import tokenization
+from bert_tf.files import file_io
+from bert_tf.data import tfrecords
+from bert_tf.pretraining import features as pretraining_features
 
 flags.DEFINE_string("input_file", None,
                     "TFRecord file(s): comma-separated globs.")

@@ -20,7 +20,7 @@ import time
 from absl import flags, logging
 
 import program
-from bert_tf import file_io, output_paths
+from bert_tf.files import file_io, output_paths
 
 # Pure-Python or well-documented modules, present on every platform from
 # Python 3.10 on, importable without side effects or deprecation warnings.

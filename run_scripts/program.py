@@ -31,7 +31,7 @@ def _quiet_tensorflow_start_up():
 _quiet_tensorflow_start_up()
 
 # pylint: disable=wrong-import-position
-from bert_tf import file_io  # noqa: E402
+from bert_tf.files import file_io  # noqa: E402
 
 
 def run(main, required_flags=(), pass_through_unknown=False):

@@ -24,8 +24,8 @@ from absl import flags
 
 import program  # first: quiets TensorFlow's start-up
 import fine_tuning_flags
-from bert_tf.data import glue
-from bert_tf.tasks.classification import ClassificationTask
+from bert_tf.tasks.glue import examples as glue
+from bert_tf.tasks.glue.task import ClassificationTask
 
 flags.DEFINE_string(
     "data_dir", None,

@@ -15,7 +15,7 @@ test_results.txt (test): entity precision, recall and F1 as conlleval counts
 them, overall and per type, eval_loss and global_step; dev_predictions.txt
 and test_predictions.txt in conlleval's input format; checkpoints in the
 release format (resumable); with --export_dir a TF Serving SavedModel
-(per-position tag probabilities, labels in bert_tf.data.conll.LABELS order).
+(per-position tag probabilities, labels in bert_tf.tasks.ner.examples.LABELS order).
 The shared flags: see fine_tuning_flags.py and training_flags.py.
 """
 
@@ -24,7 +24,7 @@ from absl import flags
 import program  # first: quiets TensorFlow's start-up
 import fine_tuning_flags
 from bert_tf.layers.layer_combination import FEATURE_CHOICES
-from bert_tf.tasks.ner import NerTask
+from bert_tf.tasks.ner.task import NerTask
 
 flags.DEFINE_string(
     "data_dir", None,

@@ -26,11 +26,12 @@ from absl import flags, logging
 
 import model_flags
 import training_flags
-from bert_tf import file_io
-from bert_tf.data.pretraining_dataset import (find_bad_record,
+from bert_tf.files import file_io
+from bert_tf.pretraining.dataset import (find_bad_record,
                                               pretraining_dataset)
 from bert_tf.models.pretrainer import BertPretrainer
-from bert_tf.training import distribution, run_files
+from bert_tf.files import run_files
+from bert_tf.training import distribution
 from bert_tf.training.objectives import PretrainingObjective
 from bert_tf.training.trainer import write_eval_results
 

@@ -24,9 +24,9 @@ from absl import flags
 
 import program  # first: quiets TensorFlow's start-up
 import fine_tuning_flags
-from bert_tf.data import squad_features
-from bert_tf.data.squad_answers import AnswerOptions
-from bert_tf.tasks.squad import SquadTask
+from bert_tf.tasks.squad import features as squad_features
+from bert_tf.tasks.squad.answers import AnswerOptions
+from bert_tf.tasks.squad.task import SquadTask
 
 flags.DEFINE_string("train_file", None,
                     "SQuAD json for training. E.g., train-v1.1.json")

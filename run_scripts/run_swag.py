@@ -25,7 +25,7 @@ from absl import flags
 
 import program  # first: quiets TensorFlow's start-up
 import fine_tuning_flags
-from bert_tf.tasks.swag import SwagTask
+from bert_tf.tasks.swag.task import SwagTask
 
 flags.DEFINE_string(
     "data_dir", None,

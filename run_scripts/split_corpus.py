@@ -16,8 +16,8 @@ are written; shards of an earlier split with another count are refused.
 from absl import flags, logging
 
 import program
-from bert_tf import file_io, output_paths
-from bert_tf.data import corpus_shards
+from bert_tf.files import file_io, output_paths
+from bert_tf.pretraining import corpus_shards
 
 flags.DEFINE_string("input_file", None, "The text file to split (one "
                     "sentence per line, blank lines between documents).")

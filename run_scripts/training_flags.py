@@ -8,7 +8,8 @@ its own flags, imports this module, and calls `model_flags.strategy()` and
 from absl import flags
 
 import model_flags
-from bert_tf.training import run_files, trainer
+from bert_tf.files import run_files
+from bert_tf.training import trainer
 from bert_tf.training.optimization import OPTIMIZERS
 from bert_tf.training.trainer import TrainingOptions
 

@@ -12,7 +12,8 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import tokenization
-from bert_tf.data import pretraining_data, pretraining_instances
+from bert_tf.pretraining import (instances as pretraining_instances,
+                                 pipeline as pretraining_data)
 from bert_tf.vocabulary import demo_vocab_file as vocabulary_file
 from tests.helpers import (PROJECT_DIR, SHARED_DIR, assert_fails_in_one_line,
                            run_script_cases)

@@ -10,8 +10,9 @@ import sys
 import pytest
 
 from bert_tf import tokenization
-from bert_tf.data import pretraining_data, tfrecords
-from bert_tf.data.pretraining_instances import InstanceOptions
+from bert_tf.data import tfrecords
+from bert_tf.pretraining import pipeline as pretraining_data
+from bert_tf.pretraining.instances import InstanceOptions
 from bert_tf.vocabulary import demo_vocab_file
 from tests.helpers import assert_fails_in_one_line
 from tests.test_create_pretraining_data import SCRIPT, run_script
@@ -161,7 +162,7 @@ def _installed(module):
 @pytest.mark.skipif(_installed("google.cloud.storage"),
                     reason="would submit a Dataflow job")
 def test_a_runner_without_its_extra_fails_in_one_line(tmp_path):
-  from bert_tf.data import pretraining_beam  # pylint: disable=g-import-not-at-top
+  from bert_tf.pretraining import beam_pipeline as pretraining_beam  # pylint: disable=g-import-not-at-top
   corpus = tmp_path / "corpus.txt"
   corpus.write_text("One sentence.\nAnother.\n")
   options = pretraining_beam.pipeline_options("DataflowRunner", [
@@ -199,14 +200,14 @@ def test_without_apache_beam_the_flag_says_what_to_install(tmp_path):
 def test_the_direct_runner_never_reaches_the_network():
   """Beam's DirectRunner would first download its Prism runner from GitHub;
   its local FnApiRunner, which it falls back to, needs nothing."""
-  from bert_tf.data import pretraining_beam  # pylint: disable=g-import-not-at-top
+  from bert_tf.pretraining import beam_pipeline as pretraining_beam  # pylint: disable=g-import-not-at-top
   options = pretraining_beam.pipeline_options("DirectRunner", [], 2)
   assert options.get_all_options()["runner"] == "FnApiRunner"
   assert options.get_all_options()["direct_num_workers"] == 2
 
 
 def test_num_workers_is_beams_own_on_other_runners():
-  from bert_tf.data import pretraining_beam  # pylint: disable=g-import-not-at-top
+  from bert_tf.pretraining import beam_pipeline as pretraining_beam  # pylint: disable=g-import-not-at-top
   options = pretraining_beam.pipeline_options(
       "DataflowRunner", ["--project=p", "--max_num_workers=9"], 5)
   assert options.get_all_options()["runner"] == "DataflowRunner"
@@ -216,7 +217,7 @@ def test_num_workers_is_beams_own_on_other_runners():
 
 def test_renaming_into_place_is_safe_to_retry(tmp_path):
   """A runner may run the last step again after it renamed some shards."""
-  from bert_tf.data import pretraining_beam  # pylint: disable=g-import-not-at-top
+  from bert_tf.pretraining import beam_pipeline as pretraining_beam  # pylint: disable=g-import-not-at-top
   jobs = [(f"{name}.txt", str(tmp_path / f"{name}.tfrecord.tmp-{'c' * 32}"),
            str(tmp_path / f"{name}.tfrecord")) for name in ("a", "b")]
   for _, staged, _ in jobs:
@@ -228,7 +229,7 @@ def test_renaming_into_place_is_safe_to_retry(tmp_path):
 
 
 def test_a_failed_file_leaves_no_staged_shard(tmp_path):
-  from bert_tf.data import pretraining_beam  # pylint: disable=g-import-not-at-top
+  from bert_tf.pretraining import beam_pipeline as pretraining_beam  # pylint: disable=g-import-not-at-top
   (tmp_path / "a.tfrecord").write_bytes(b"an earlier run's")
   jobs = [(f"{name}.txt", str(tmp_path / f"{name}.tfrecord.tmp-{'d' * 32}"),
            str(tmp_path / f"{name}.tfrecord")) for name in ("a", "b")]

@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from bert_tf import file_io
+from bert_tf.files import file_io
 from tests.helpers import hold_in_another_process
 
 

@@ -4,8 +4,8 @@ import sys
 
 import pytest
 
-from bert_tf.data import pretraining_features
-from bert_tf.data.pretraining_instances import TrainingInstance
+from bert_tf.pretraining import features as pretraining_features
+from bert_tf.pretraining.instances import TrainingInstance
 from bert_tf.data.tfrecords import RoundRobinWriter
 from tests.helpers import (PROJECT_DIR, SHARED_DIR, assert_fails_in_one_line,
                            run_script_cases)

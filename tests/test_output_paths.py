@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from bert_tf.output_paths import check_outputs
+from bert_tf.files.output_paths import check_outputs
 
 
 @pytest.fixture()

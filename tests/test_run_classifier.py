@@ -9,7 +9,8 @@ import pytest
 
 import bert_tf
 from bert_tf import tokenization
-from bert_tf.data import classifier_features, glue
+from bert_tf.tasks.glue import (examples as glue,
+                                features as classifier_features)
 from tests.helpers import (FINE_TUNING_FLAGS, ORIGINAL_TINY, PROJECT_DIR,
                            assert_fails_in_one_line, assert_help_lists,
                            run_script,

@@ -8,8 +8,8 @@ from seqeval.metrics.sequence_labeling import get_entities
 
 import bert_tf
 from bert_tf import tokenization
-from bert_tf.data import conll, tagging_features
-from bert_tf.evaluation.entity_metrics import entity_metrics
+from bert_tf.tasks.ner import examples as conll, features as tagging_features
+from bert_tf.tasks.ner.metrics import entity_metrics
 from bert_tf.layers import layer_combination
 from tests.conll_fixtures import synthetic_conll
 from tests.helpers import (FINE_TUNING_FLAGS,

@@ -11,9 +11,10 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from bert_tf.data import pretraining_features, tfrecords
-from bert_tf.data.pretraining_dataset import pretraining_dataset
-from bert_tf.data.pretraining_instances import TrainingInstance
+from bert_tf.data import tfrecords
+from bert_tf.pretraining import features as pretraining_features
+from bert_tf.pretraining.dataset import pretraining_dataset
+from bert_tf.pretraining.instances import TrainingInstance
 from bert_tf.training import optimization
 from bert_tf.training.checkpoint_manager import CheckpointManager
 from tests.helpers import (ORIGINAL_TINY, ORIGINAL_TINY_TRAIN,

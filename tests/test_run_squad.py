@@ -15,10 +15,10 @@ import tensorflow as tf
 
 import bert_tf
 from bert_tf import tokenization
-from bert_tf.data import squad, squad_features
-from bert_tf.data.squad_answers import AnswerOptions
+from bert_tf.tasks.squad import examples as squad, features as squad_features
+from bert_tf.tasks.squad.answers import AnswerOptions
 from bert_tf.models import BertSpanLabeler
-from bert_tf.tasks.squad import SquadTask
+from bert_tf.tasks.squad.task import SquadTask
 from bert_tf.training.predictor import Predictor
 from tests.helpers import (FINE_TUNING_FLAGS,
                            assert_cases_fail_before_writing,

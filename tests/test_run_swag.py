@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from bert_tf import tokenization
-from bert_tf.data import multiple_choice_features, swag
+from bert_tf.tasks.swag import (examples as swag,
+                                features as multiple_choice_features)
 from tests.helpers import (FINE_TUNING_FLAGS,
                            assert_cases_fail_before_writing,
                            assert_fails_in_one_line, assert_help_lists,

@@ -1,10 +1,10 @@
-"""run_scripts/split_corpus.py and bert_tf.data.corpus_shards: document-aligned
+"""run_scripts/split_corpus.py and bert_tf.pretraining.corpus_shards: document-aligned
 shards of one corpus, written together."""
 
 import os
 
 from bert_tf import tokenization
-from bert_tf.data import corpus_shards, documents
+from bert_tf.pretraining import corpus_shards, documents
 from bert_tf.data.tfrecords import RoundRobinWriter
 from bert_tf.vocabulary import demo_vocab_file
 from tests.helpers import assert_fails_in_one_line, run_script_cases

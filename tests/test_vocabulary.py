@@ -3,7 +3,8 @@ import os
 
 import pytest
 
-from bert_tf import file_io, tokenization, vocabulary
+from bert_tf import tokenization, vocabulary
+from bert_tf.files import file_io
 from tests.helpers import SHARED_DIR
 
 VOCAB_DIR = os.path.join(SHARED_DIR, "vocab")

@@ -13,7 +13,7 @@ import struct
 
 import google_crc32c
 
-from bert_tf import file_io
+from bert_tf.files import file_io
 
 _CRC_MASK_DELTA = 0xA282EAD8
 _HEADER_BYTES = 12  # uint64 length, uint32 masked CRC of the length

@@ -1,5 +1,3 @@
-"""Fine-tuning tasks: what each task is (task.py) and the runner that
-drives any of them (runner.py)."""
-
-from bert_tf.tasks.runner import FineTuningOptions, run_fine_tuning
-from bert_tf.tasks.task import FineTuningTask
+"""Fine-tuning tasks: the contract (task.py), the runner that drives any
+task (runner.py), what every export shares (serving.py), and one package per
+task, named by its dataset: glue/, squad/, ner/, swag/."""

@@ -15,12 +15,14 @@ import logging
 import os
 from typing import Optional
 
-from bert_tf import export, file_io, huggingface, tokenization, vocabulary
+from bert_tf import huggingface, tokenization, vocabulary
+from bert_tf.files import export, file_io
 from bert_tf.data import batching
 from bert_tf.data.feature_records import write_feature_records
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.text.tokenizer import InGraphTokenizer
-from bert_tf.training import distribution, run_files
+from bert_tf.files import run_files
+from bert_tf.training import distribution
 from bert_tf.training.predictor import Predictor
 from bert_tf.training.trainer import (TrainingOptions, create_trainer,
                                       eval_results_text)

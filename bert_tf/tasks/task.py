@@ -5,7 +5,7 @@ every split the run needs, turn examples into features, train, evaluate,
 predict, export. A task says what differs: where its examples come from,
 how they become features, its model, its objective, its metrics, its
 prediction files and its serving signatures. A new task subclasses
-FineTuningTask; see tasks/classification.py for GLUE and XNLI.
+FineTuningTask; see tasks/glue/task.py for GLUE and XNLI.
 """
 
 import abc

@@ -10,7 +10,8 @@ import logging
 import os
 import re
 
-from bert_tf import checkpoints, file_io
+from bert_tf import checkpoints
+from bert_tf.files import file_io
 
 logger = logging.getLogger(__name__)
 

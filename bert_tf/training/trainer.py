@@ -23,7 +23,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import checkpoints, file_io
+from bert_tf import checkpoints
+from bert_tf.files import file_io
 from bert_tf.training import distribution, optimization, precision
 from bert_tf.training.checkpoint_manager import CheckpointManager
 from bert_tf.training.progress import Progress

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from bert_tf import tokenization
-from bert_tf.data import classifier_features, glue
+from bert_tf.tasks.glue import (examples as glue,
+                                features as classifier_features)
 from tests.helpers import SHARED_DIR
 
 VOCAB = os.path.join(SHARED_DIR, "vocab", "bert-base-uncased-vocab.txt")

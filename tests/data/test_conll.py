@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 from seqeval.metrics.sequence_labeling import get_entities
 
-from bert_tf.data import conll
+from bert_tf.tasks.ner import examples as conll
 from tests.helpers import SHARED_DIR
 
 CONLL_DIR = os.path.join(SHARED_DIR, "data", "conll2003")

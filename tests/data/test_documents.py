@@ -1,7 +1,7 @@
 import pytest
 
 from bert_tf import tokenization
-from bert_tf.data.documents import read_documents
+from bert_tf.pretraining.documents import read_documents
 
 VOCAB = ["[UNK]", "a", "b", "c", "d", "e"]
 

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from bert_tf.data import glue
+from bert_tf.tasks.glue import examples as glue
 from tests.helpers import SHARED_DIR
 
 GLUE_DIR = os.path.join(SHARED_DIR, "data", "glue")

@@ -4,8 +4,8 @@ as run_classifier packs a pair."""
 import pytest
 
 from bert_tf import tokenization
-from bert_tf.data import multiple_choice_features
-from bert_tf.data.swag import SwagExample
+from bert_tf.tasks.swag import features as multiple_choice_features
+from bert_tf.tasks.swag.examples import SwagExample
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "man", "sits", "he",
          "stands", "sleeps", "eats", "runs", "down", "."]

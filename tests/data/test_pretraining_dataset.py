@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.data import pretraining_features
-from bert_tf.data.pretraining_dataset import (find_bad_record,
+from bert_tf.pretraining import features as pretraining_features
+from bert_tf.pretraining.dataset import (find_bad_record,
                                               pretraining_dataset)
-from bert_tf.data.pretraining_instances import TrainingInstance
+from bert_tf.pretraining.instances import TrainingInstance
 from bert_tf.data.tfrecords import RoundRobinWriter
 
 

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.data import pretraining_features
-from bert_tf.data.pretraining_instances import TrainingInstance
+from bert_tf.pretraining import features as pretraining_features
+from bert_tf.pretraining.instances import TrainingInstance
 from bert_tf.data.tfrecords import RoundRobinWriter
 
 INSTANCE = TrainingInstance(input_ids=[101, 7, 8, 102, 9, 102],

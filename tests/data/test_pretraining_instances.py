@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from bert_tf.data.pretraining_instances import randint, shuffle
+from bert_tf.pretraining.instances import randint, shuffle
 
 
 @pytest.mark.parametrize("length", [0, 1, 2, 3, 4, 7, 8, 9, 16, 17, 127, 128,

@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bert_tf import tokenization
-from bert_tf.data import squad_answers, squad_features
-from bert_tf.data.squad import Paragraph, SquadExample
+from bert_tf.tasks.squad import (answers as squad_answers,
+                                 features as squad_features)
+from bert_tf.tasks.squad.examples import Paragraph, SquadExample
 from tests.squad_fixtures import DEMO_VOCAB
 
 TOKENIZER = tokenization.FullTokenizer(DEMO_VOCAB, do_lower_case=True)

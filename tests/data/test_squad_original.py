@@ -17,7 +17,8 @@ import os
 import pytest
 
 from bert_tf import tokenization
-from bert_tf.data import squad, squad_answers, squad_features
+from bert_tf.tasks.squad import (answers as squad_answers, examples as squad,
+                                 features as squad_features)
 from tests import squad_reference as reference
 from tests.helpers import SHARED_DIR
 

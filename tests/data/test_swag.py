@@ -2,7 +2,7 @@
 
 import pytest
 
-from bert_tf.data import swag
+from bert_tf.tasks.swag import examples as swag
 from tests.swag_fixtures import HEADER, write_swag
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from bert_tf import tokenization
-from bert_tf.data import conll, tagging_features
+from bert_tf.tasks.ner import examples as conll, features as tagging_features
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "john", "smith", "went", "to",
          "paris", "##ian", "hello", "world", "a", "b", "c", "d"]

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from bert_tf.evaluation.entity_metrics import entity_metrics
+from bert_tf.tasks.ner.metrics import entity_metrics
 from tests.helpers import PROJECT_DIR
 
 # John Smith visited Paris London . / Tarrow Union of Elvish

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from bert_tf.evaluation.glue_metrics import glue_metrics
+from bert_tf.tasks.glue.metrics import glue_metrics
 
 
 def one_hot_probabilities(predicted, confidence=0.8):

@@ -2,8 +2,8 @@
 
 import pytest
 
-from bert_tf.data.squad import Paragraph, SquadExample
-from bert_tf.evaluation import squad_metrics as metrics
+from bert_tf.tasks.squad.examples import Paragraph, SquadExample
+from bert_tf.tasks.squad import metrics
 
 
 def example(qas_id, *answers):

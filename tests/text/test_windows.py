@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bert_tf import tokenization
-from bert_tf.data import squad, squad_features
-from bert_tf.text.windows import doc_stride_windows
+from bert_tf.tasks.squad import examples as squad, features as squad_features
+from bert_tf.tasks.squad.windows import doc_stride_windows
 from tests.squad_fixtures import DEMO_VOCAB
 
 _TOKENIZER = tokenization.FullTokenizer(DEMO_VOCAB, True)

@@ -13,7 +13,7 @@ import sys
 import tensorflow as tf
 
 import bert_tf
-from bert_tf.data.pretraining_dataset import pretraining_dataset
+from bert_tf.pretraining.dataset import pretraining_dataset
 from bert_tf.training import optimization, precision
 from bert_tf.training.objectives import PretrainingObjective
 from bert_tf.training.trainer import Trainer, TrainingOptions

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from bert_tf.data import pretraining_features
+from bert_tf.pretraining import features as pretraining_features
 from bert_tf.training import optimization
 from tests.helpers import (ORIGINAL_TINY, ORIGINAL_TINY_TRAIN,
                            assert_checkpoints_close)

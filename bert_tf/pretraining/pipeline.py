@@ -15,10 +15,11 @@ import os
 import random
 import time
 
-from bert_tf import collector, file_io, forked, tokenization
-from bert_tf.data import pretraining_features
-from bert_tf.data.documents import read_documents
-from bert_tf.data.pretraining_instances import (Vocabulary,
+from bert_tf import collector, forked, tokenization
+from bert_tf.files import file_io
+from bert_tf.pretraining import features as pretraining_features
+from bert_tf.pretraining.documents import read_documents
+from bert_tf.pretraining.instances import (Vocabulary,
                                                 instance_passes, shuffle)
 from bert_tf.data.tfrecords import RoundRobinWriter
 

@@ -1,7 +1,7 @@
 """GLUE and XNLI as fine-tuning tasks: run_classifier's task.
 
 Examples come from the files the GLUE download script and XNLI ship
-(bert_tf.data.glue describes each task as data); the model is the original's
+(bert_tf.tasks.glue.examples describes each task as data); the model is the original's
 BertClassifier; eval_results.txt holds the original's keys and the task's
 GLUE metric; test_results.tsv the class probabilities (the score for STS-B)
 and the GLUE submission file the predicted labels. The export answers raw
@@ -11,8 +11,9 @@ text with probabilities and label names.
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.data import classifier_features, glue
-from bert_tf.evaluation.glue_metrics import glue_metrics
+from bert_tf.tasks.glue import (examples as glue,
+                                features as classifier_features)
+from bert_tf.tasks.glue.metrics import glue_metrics
 from bert_tf.models.classifier import BertClassifier
 from bert_tf.tasks.serving import (IdsServing, checked_texts, ids_signatures,
                                   packed_texts)
@@ -24,7 +25,7 @@ class ClassificationTask(FineTuningTask):
   """A glue.Task read from data_dir.
 
   Args:
-    task: a bert_tf.data.glue.Task (glue.get_task(name)).
+    task: a bert_tf.tasks.glue.examples.Task (glue.get_task(name)).
     data_dir: the directory of its files, as the original's --data_dir.
     language: for XNLI's dev and test files, the language kept.
   """

@@ -12,8 +12,8 @@ import logging
 import os
 import time
 
-from bert_tf import file_io
-from bert_tf.data import documents
+from bert_tf.files import file_io
+from bert_tf.pretraining import documents
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """SQuAD v1.1 and v2.0 as a fine-tuning task: run_squad's task.
 
-Examples are read from the official JSON files (bert_tf.data.squad), turned
+Examples are read from the official JSON files (bert_tf.tasks.squad.examples), turned
 into doc_stride windows as the original (data.squad_features), the model is
 the original's start/end head (BertSpanLabeler), and the logits become
 predictions.json, nbest_predictions.json and, for v2.0, null_odds.json, as
@@ -9,10 +9,11 @@ answers (a dev set) is also scored with the official metrics, the best null
 threshold included (evaluation.squad_metrics).
 """
 
-from bert_tf.data import squad, squad_answers, squad_features
-from bert_tf.evaluation import squad_metrics
+from bert_tf.tasks.squad import (answers as squad_answers, examples as squad,
+                                 features as squad_features)
+from bert_tf.tasks.squad import metrics as squad_metrics
 from bert_tf.models.span_labeler import BertSpanLabeler
-from bert_tf.tasks.squad_serving import squad_serving
+from bert_tf.tasks.squad.serving import squad_serving
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.training.objectives import SpanObjective
 

@@ -13,7 +13,7 @@ another type, and runs over the I- of its type after it.
 
 import tensorflow as tf
 
-from bert_tf.data import conll
+from bert_tf.tasks.ner import examples as conll
 from bert_tf.tasks.serving import IdsServing, checked_texts, ids_signatures
 from bert_tf.text.offsets import first_of_row, tokenize_with_offsets
 from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN

@@ -9,7 +9,8 @@ into an output directory, none of which may overwrite an input.
 import logging
 import os
 
-from bert_tf import checkpoints, file_io, huggingface, output_paths
+from bert_tf import checkpoints, huggingface
+from bert_tf.files import file_io, output_paths
 from bert_tf.config import BertConfig
 from bert_tf.training.checkpoint_manager import STATE_FILE, checkpoint_names
 

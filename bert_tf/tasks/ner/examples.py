@@ -12,7 +12,7 @@ read with the file and line number.
 
 import dataclasses
 
-from bert_tf import file_io
+from bert_tf.files import file_io
 
 ENTITY_TYPES = ("PER", "LOC", "ORG", "MISC")
 # The task's labels in label-id order: O, then B- and I- of each type.

@@ -26,7 +26,7 @@ import logging
 
 import numpy as np
 
-from bert_tf.data import conll
+from bert_tf.tasks.ner import examples as conll
 from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN, UNK_TOKEN
 
 logger = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ import logging
 
 import tensorflow as tf
 
-from bert_tf.data import pretraining_features
+from bert_tf.pretraining import features as pretraining_features
 
 logger = logging.getLogger(__name__)
 

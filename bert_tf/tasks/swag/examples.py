@@ -16,7 +16,7 @@ import dataclasses
 import io
 from typing import Optional
 
-from bert_tf import file_io
+from bert_tf.files import file_io
 
 NUM_CHOICES = 4
 ENDINGS = tuple(f"ending{index}" for index in range(NUM_CHOICES))

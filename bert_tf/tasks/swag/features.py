@@ -10,7 +10,7 @@ Features (numpy, one row per example):
 
 import numpy as np
 
-from bert_tf.data.swag import NUM_CHOICES
+from bert_tf.tasks.swag.examples import NUM_CHOICES
 from bert_tf.data.text_inputs import encode_texts
 
 

@@ -21,7 +21,7 @@ from typing import Optional
 
 import numpy as np
 
-from bert_tf import file_io
+from bert_tf.files import file_io
 
 logger = logging.getLogger(__name__)
 

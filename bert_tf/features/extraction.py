@@ -22,16 +22,17 @@ from typing import Optional
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import (checkpoints, export, file_io, huggingface, output_paths,
-                     tokenization)
-from bert_tf.data.features_jsonl import jsonl_line
+from bert_tf import checkpoints, huggingface, tokenization
+from bert_tf.files import export, file_io, output_paths
+from bert_tf.features.jsonl import jsonl_line
 from bert_tf.data.text_inputs import encode_texts
-from bert_tf.data.text_lines import read_lines
+from bert_tf.features.text_lines import read_lines
 from bert_tf.layers.layer_combination import check_layers, select_layers
 from bert_tf.models.encoder import EncoderModel
-from bert_tf.tasks.feature_serving import feature_serving
+from bert_tf.features.serving import feature_serving
 from bert_tf.text.tokenizer import InGraphTokenizer
-from bert_tf.training import precision, run_files
+from bert_tf.files import run_files
+from bert_tf.training import precision
 from bert_tf.training.predictor import Predictor
 from bert_tf.training.progress import Progress
 

@@ -13,7 +13,7 @@ input:
 
 import os
 
-from bert_tf import file_io
+from bert_tf.files import file_io
 
 
 def check_outputs(outputs=(), inputs=(), output_dirs=()):

@@ -12,7 +12,7 @@ import dataclasses
 import re
 from typing import Optional
 
-from bert_tf import file_io
+from bert_tf.files import file_io
 
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")
 

@@ -23,8 +23,8 @@ import re
 import time
 import uuid
 
-from bert_tf import file_io
-from bert_tf.data import documents, pretraining_data
+from bert_tf.files import file_io
+from bert_tf.pretraining import documents, pipeline as pretraining_data
 
 
 @contextlib.contextmanager

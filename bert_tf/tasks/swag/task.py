@@ -11,11 +11,12 @@ test_predictions.tsv each row's index and predicted ending.
 
 import os
 
-from bert_tf.data import multiple_choice_features, swag
-from bert_tf.evaluation.glue_metrics import classification_metrics
+from bert_tf.tasks.swag import (examples as swag,
+                                features as multiple_choice_features)
+from bert_tf.tasks.glue.metrics import classification_metrics
 from bert_tf.models.multiple_choice import BertMultipleChoice
-from bert_tf.tasks.classification import write_probabilities
-from bert_tf.tasks.swag_serving import swag_serving
+from bert_tf.tasks.glue.task import write_probabilities
+from bert_tf.tasks.swag.serving import swag_serving
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.training.objectives import ClassificationObjective
 

@@ -15,11 +15,11 @@ import os
 
 import numpy as np
 
-from bert_tf.data import conll, tagging_features
-from bert_tf.evaluation.entity_metrics import entity_metrics
+from bert_tf.tasks.ner import examples as conll, features as tagging_features
+from bert_tf.tasks.ner.metrics import entity_metrics
 from bert_tf.layers import layer_combination
 from bert_tf.models.tagger import BertFeatureTagger, BertTagger
-from bert_tf.tasks.ner_serving import ner_serving
+from bert_tf.tasks.ner.serving import ner_serving
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.training.objectives import TaggingObjective
 

@@ -12,7 +12,7 @@ import logging
 
 import tensorflow as tf
 
-from bert_tf import file_io
+from bert_tf.files import file_io
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ import csv
 import dataclasses
 from typing import Optional
 
-from bert_tf import file_io
+from bert_tf.files import file_io
 
 # csv's default limit is 128 KB; GLUE-format files of a user's own long texts
 # (truncated to max_seq_length later anyway) may hold longer fields.

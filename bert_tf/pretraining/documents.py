@@ -5,7 +5,7 @@ import itertools
 import logging
 import time
 
-from bert_tf import file_io
+from bert_tf.files import file_io
 from bert_tf.data import tfrecords
 
 logger = logging.getLogger(__name__)

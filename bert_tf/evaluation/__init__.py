@@ -1,1 +1,0 @@
-"""Task metrics computed from all of a run's predictions."""

@@ -1,0 +1,1 @@
+"""GLUE and XNLI: sentence and sentence-pair classification (run_classifier)."""

@@ -1,0 +1,1 @@
+"""SWAG: multiple choice among four endings (run_swag)."""
