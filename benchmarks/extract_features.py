@@ -43,7 +43,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import bert_tf
 from bert_tf.tasks.glue import examples as glue
 from bert_tf.features.jsonl import jsonl_line
-from bert_tf.features import extraction as feature_extraction
+from bert_tf.features import output_files
 from tests.original_extract_features import originals_line
 
 _GLUE_DEV = ("SST-2", "CoLA", "MRPC", "RTE")
@@ -156,9 +156,9 @@ def time_outputs(npz_file, layers, directory, print_lines):
   if printed["original_print"] != printed["print"]:
     sys.exit("bert_tf's printed lines differ from the original loop's")
   for name, write in (
-      ("jsonl", lambda path: feature_extraction.write_jsonl(
+      ("jsonl", lambda path: output_files.write_jsonl(
           path, lines, layers)),
-      ("npz", lambda path: feature_extraction.write_npz(
+      ("npz", lambda path: output_files.write_npz(
           path, lines, layers, len(tokens), values.shape[-1]))):
     start = time.perf_counter()
     write(os.path.join(directory, f"stage.{name}"))

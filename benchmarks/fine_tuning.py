@@ -51,7 +51,7 @@ from bert_tf.data import batching
 from bert_tf.tasks.glue import examples as glue
 from bert_tf.data.batching import feature_lengths
 from bert_tf.models.classifier import BertClassifier
-from bert_tf.tasks.glue.task import ClassificationTask
+from bert_tf.tasks.glue.task import GlueTask
 from bert_tf.training.objectives import ClassificationObjective
 from bert_tf.training.predictor import Predictor
 # pylint: enable=g-import-not-at-top,wrong-import-position
@@ -80,7 +80,7 @@ def parse_args():
 
 def task_features(args, name, split):
   """run_classifier's features of a GLUE task's split."""
-  task = ClassificationTask(glue.get_task(name),
+  task = GlueTask(glue.get_task(name),
                             os.path.join(args.glue_dir, name))
   tokenizer = tokenization.FullTokenizer(args.vocab_file, True)
   return task.task.num_labels, task.convert_examples(

@@ -198,10 +198,6 @@ class BertConfig:
     with file_io.atomic_write(json_file) as writer:
       writer.write(self.to_json_string())
 
-  @property
-  def attention_head_size(self):
-    return self.hidden_size // self.num_attention_heads
-
   def _validate(self, source):
     for field in _model_fields().values():
       value = getattr(self, field.name)

@@ -14,6 +14,8 @@ walk every object received.
 small to be worth forking, or where forking is not safe. `started` runs a
 function on a list in one fork while this process goes on with other work
 (create_pretraining_data serialises one pass while it makes the next).
+`pool` is a process pool for independent jobs (create_pretraining_data's
+one job per input file). Every process started here dies with this one.
 Nothing here imports TensorFlow.
 """
 
@@ -83,13 +85,10 @@ def map_chunks(function, items, processes):
   global _WORK
   count = processes * _CHUNKS_PER_PROCESS
   bounds = [len(items) * chunk // count for chunk in range(count + 1)]
-  context = multiprocessing.get_context("fork")
   _WORK = (function, items, list(zip(bounds[:-1], bounds[1:])),
-           context.Value("i", 0))
+           multiprocessing.get_context("fork").Value("i", 0))
   try:
-    with concurrent.futures.ProcessPoolExecutor(
-        processes - 1, mp_context=context, initializer=die_with_parent,
-        initargs=(os.getpid(),)) as forks:
+    with _pool(processes - 1, "fork") as forks:
       forks_results = [forks.submit(_work_on_chunks)
                        for _ in range(processes - 1)]
       results = _work_on_chunks()
@@ -117,9 +116,7 @@ def started(function, items, processes=None, worth_forking=True):
     future = concurrent.futures.Future()
     future.set_result(function(items))
     return _Started(future)
-  fork = concurrent.futures.ProcessPoolExecutor(
-      1, mp_context=multiprocessing.get_context("fork"),
-      initializer=die_with_parent, initargs=(os.getpid(),))
+  fork = _pool(1, "fork")
   _STARTED = (function, items)
   try:
     future = fork.submit(_run_started)  # forks here, with _STARTED set
@@ -162,6 +159,30 @@ def _work_on_chunks():
       return results
     start, end = chunks[index]
     results[index] = function(items[start:end])
+
+
+def pool(workers, start=None):
+  """A concurrent.futures process pool of `workers` processes that die with
+  this one: forks of it where can_fork() (each starts with this process's
+  memory, at no cost), else fresh interpreters.
+
+  Args:
+    start: a function each worker runs first, or None.
+  """
+  return _pool(workers, "fork" if can_fork() else "spawn", start)
+
+
+def _pool(workers, method, start=None):
+  return concurrent.futures.ProcessPoolExecutor(
+      workers, mp_context=multiprocessing.get_context(method),
+      initializer=_start_worker, initargs=(os.getpid(), start))
+
+
+def _start_worker(parent_pid, start):
+  """In a new worker: die with the parent, then run `start`."""
+  die_with_parent(parent_pid)
+  if start is not None:
+    start()
 
 
 def die_with_parent(parent_pid):

@@ -16,7 +16,7 @@ import time
 from absl import flags, logging
 
 import program
-from bert_tf import vocabulary
+from bert_tf import option_checks, vocabulary
 from bert_tf.files import file_io, output_paths
 from bert_tf.pretraining import documents
 
@@ -57,13 +57,12 @@ def validate_flags():
     raise ValueError(f"--vocab_size={FLAGS.vocab_size}: must leave room for "
                      f"characters after the {reserved} special tokens (at "
                      f"least {reserved + 2})")
-  for name in ("num_iterations", "max_unique_chars", "min_count"):
-    if FLAGS[name].value < 1:
-      raise ValueError(f"--{name}={FLAGS[name].value}: must be at least 1")
+  option_checks.check_at_least_one(
+      FLAGS, ("num_iterations", "max_unique_chars", "min_count"))
   if FLAGS.num_unused < 0:
     raise ValueError(f"--num_unused={FLAGS.num_unused}: must be 0 or more")
-  if FLAGS.max_lines is not None and FLAGS.max_lines < 1:
-    raise ValueError(f"--max_lines={FLAGS.max_lines}: must be at least 1")
+  if FLAGS.max_lines is not None:
+    option_checks.check_at_least_one(FLAGS, ("max_lines",))
   if not 0 <= FLAGS.slack_ratio < 1:
     raise ValueError(f"--slack_ratio={FLAGS.slack_ratio}: must be in [0, 1)")
 

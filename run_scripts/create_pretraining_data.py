@@ -27,7 +27,7 @@ from absl import flags, logging
 
 import program
 import tokenizer_flags
-from bert_tf import tokenization
+from bert_tf import option_checks, tokenization
 from bert_tf.files import file_io, output_paths
 from bert_tf.pretraining import documents, pipeline as pretraining_data
 from bert_tf.pretraining.instances import InstanceOptions
@@ -107,8 +107,7 @@ def validate_flags(beam_args):
   if not 0 <= FLAGS.short_seq_prob <= 1:
     raise ValueError(f"--short_seq_prob={FLAGS.short_seq_prob}: must be in "
                      f"[0, 1]")
-  if FLAGS.dupe_factor < 1:
-    raise ValueError(f"--dupe_factor={FLAGS.dupe_factor}: must be at least 1")
+  option_checks.check_at_least_one(FLAGS, ("dupe_factor",))
 
 
 def load_tokenizer():

@@ -25,7 +25,7 @@ from absl import flags
 import program  # first: quiets TensorFlow's start-up
 import fine_tuning_flags
 from bert_tf.tasks.glue import examples as glue
-from bert_tf.tasks.glue.task import ClassificationTask
+from bert_tf.tasks.glue.task import GlueTask
 
 flags.DEFINE_string(
     "data_dir", None,
@@ -41,7 +41,7 @@ FLAGS = flags.FLAGS
 
 def main(_):
   task = glue.get_task(FLAGS.task_name, FLAGS.xnli_language)
-  fine_tuning_flags.run(ClassificationTask(task, FLAGS.data_dir,
+  fine_tuning_flags.run(GlueTask(task, FLAGS.data_dir,
                                            FLAGS.xnli_language))
 
 

@@ -24,6 +24,7 @@ from absl import flags
 
 import program  # first: quiets TensorFlow's start-up
 import fine_tuning_flags
+from bert_tf import option_checks
 from bert_tf.tasks.squad import features as squad_features
 from bert_tf.tasks.squad.answers import AnswerOptions
 from bert_tf.tasks.squad.task import SquadTask
@@ -74,9 +75,8 @@ def main(_):
     raise ValueError("run_squad has no --do_eval (as the original): "
                      "--do_predict on a --predict_file with answers also "
                      "scores it (eval_results.txt)")
-  for name in ("n_best_size", "max_answer_length"):
-    if FLAGS[name].value < 1:
-      raise ValueError(f"--{name}={FLAGS[name].value}: must be at least 1")
+  option_checks.check_at_least_one(FLAGS,
+                                   ("n_best_size", "max_answer_length"))
   # Before any file is read, as the original's validate_flags_or_throw.
   squad_features.check_lengths(FLAGS.max_seq_length, FLAGS.max_query_length,
                                FLAGS.doc_stride)

@@ -8,8 +8,7 @@ its own flags, imports this module, and calls `model_flags.strategy()` and
 from absl import flags
 
 import model_flags
-from bert_tf.files import run_files
-from bert_tf.training import trainer
+from bert_tf import option_checks
 from bert_tf.training.optimization import OPTIMIZERS
 from bert_tf.training.trainer import TrainingOptions
 
@@ -49,13 +48,11 @@ def options(num_train_steps):
   Raises:
     ValueError: a flag out of range, named.
   """
-  for name in ("save_checkpoints_steps", "iterations_per_loop",
-               "gradient_accumulation_steps", "keep_checkpoint_max"):
-    if FLAGS[name].value < 1:
-      raise ValueError(f"--{name}={FLAGS[name].value}: must be at least 1")
-  if FLAGS.learning_rate < 0:  # 0 keeps the weights as loaded
-    raise ValueError(f"--learning_rate={FLAGS.learning_rate}: must not be "
-                     f"negative")
+  option_checks.check_at_least_one(FLAGS, (
+      "save_checkpoints_steps", "iterations_per_loop",
+      "gradient_accumulation_steps", "keep_checkpoint_max"))
+  # 0 keeps the weights as loaded.
+  option_checks.check_not_negative(FLAGS, ("learning_rate",))
   return TrainingOptions(
       num_train_steps=num_train_steps,
       save_checkpoints_steps=FLAGS.save_checkpoints_steps,
@@ -64,32 +61,3 @@ def options(num_train_steps):
       keep_checkpoint_max=FLAGS.keep_checkpoint_max,
       use_xla=FLAGS.use_xla,
       dtype=FLAGS.dtype)
-
-
-def create_trainer(strategy, build_model, objective, options,
-                   num_warmup_steps):
-  """trainer.create_trainer with --output_dir, --learning_rate,
-  --optimizer, --seed and --init_checkpoint (--train_batch_size checked with
-  --do_train)."""
-  return trainer.create_trainer(
-      strategy, build_model, objective, FLAGS.output_dir, options,
-      FLAGS.learning_rate, num_warmup_steps, FLAGS.optimizer, FLAGS.seed,
-      FLAGS.init_checkpoint,
-      FLAGS.train_batch_size if FLAGS.do_train else None)
-
-
-def resolve_init_checkpoint():
-  """run_files.resolve_init_checkpoint, stored back into --init_checkpoint
-  so that the rest of the run uses that one."""
-  FLAGS.init_checkpoint = run_files.resolve_init_checkpoint(
-      FLAGS.init_checkpoint)
-  return FLAGS.init_checkpoint
-
-
-def check_outputs(file_names, inputs, output_dirs=()):
-  """run_files.check_run_outputs for --output_dir, --bert_config_file and
-  --init_checkpoint."""
-  run_files.check_run_outputs(FLAGS.output_dir, file_names, inputs,
-                              FLAGS.bert_config_file, FLAGS.init_checkpoint,
-                              output_dirs)
-

@@ -15,6 +15,7 @@ import tensorflow as tf
 
 import bert_tf
 from bert_tf import tokenization
+from bert_tf.tasks.task import SplitData
 from bert_tf.tasks.squad import examples as squad, features as squad_features
 from bert_tf.tasks.squad.answers import AnswerOptions
 from bert_tf.models import BertSpanLabeler
@@ -231,8 +232,9 @@ def test_n_best_lists_rank_every_position_unless_bucketed(squad_run,
   predictor = Predictor(tf.distribute.get_strategy(), model)
   texts = {}
   for by_length in (False, True):
-    answers = task.decode("predict", examples, features, predictor.predict(
-        features, 16, by_length=by_length), tokenizer)
+    answers = task.decode("predict", SplitData(examples, features),
+                          predictor.predict(features, 16, by_length=by_length),
+                          tokenizer)
     texts[by_length] = {qas_id: [entry["text"] for entry in nbest]
                         for qas_id, nbest in answers.nbest.items()}
   assert texts[False] != texts[True]

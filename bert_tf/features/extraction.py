@@ -3,8 +3,8 @@
     check every path -> read the lines (text_lines) -> features as the
     original packs them (text_inputs) -> the encoder's layers (Predictor, on
     any strategy, each batch at its own length) -> the original's JSONL
-    (features_jsonl) or an npz; and with export_dir, a TF Serving
-    SavedModel of the same layers (feature_serving)
+    (output_files, jsonl) or an npz; and with export_dir, a TF Serving
+    SavedModel of the same layers (serving)
 
 Everything is checked before the model runs: the output is not an input
 nor a directory, --layers exist in the model, the checkpoint is one of this
@@ -12,26 +12,21 @@ config. The output is written under a temporary name and renamed when
 complete.
 """
 
-import collections
 import dataclasses
 import logging
-import zipfile
-from concurrent import futures
 from typing import Optional
 
 import numpy as np
-import tensorflow as tf
 
-from bert_tf import checkpoints, huggingface, tokenization
-from bert_tf.files import export, file_io, output_paths
-from bert_tf.features.jsonl import jsonl_line
+from bert_tf import checkpoints, huggingface, option_checks, tokenization
 from bert_tf.data.text_inputs import encode_texts
-from bert_tf.features.text_lines import read_lines
-from bert_tf.layers.layer_combination import check_layers, select_layers
-from bert_tf.models.encoder import EncoderModel
+from bert_tf.features.output_files import write_jsonl, write_npz
 from bert_tf.features.serving import feature_serving
+from bert_tf.features.text_lines import read_lines
+from bert_tf.files import export, file_io, output_paths, run_files
+from bert_tf.layers.layer_combination import check_layers
+from bert_tf.models.layer_outputs import LayerOutputs
 from bert_tf.text.tokenizer import InGraphTokenizer
-from bert_tf.files import run_files
 from bert_tf.training import precision
 from bert_tf.training.predictor import Predictor
 from bert_tf.training.progress import Progress
@@ -45,8 +40,6 @@ JSONL, NPZ = "jsonl", "npz"
 _CHUNK_BATCHES = 16
 # Progress is logged every this many lines.
 _LOG_EVERY = 1000
-# Lines predicted and not yet written, at most.
-_LINES_AHEAD = 256
 
 
 @dataclasses.dataclass
@@ -67,25 +60,6 @@ class ExtractionOptions:
   dtype: str = "float32"
   export_dir: Optional[str] = None
   export_text: bool = True
-
-
-class LayerOutputs(EncoderModel):
-  """The encoder's selected layers: {"layer_output_<k>": [batch, seq,
-  hidden]} in `selected_layers` order, as the original's predictions."""
-
-  checkpoint_head_names = {}
-  config_arguments = ("selected_layers",)
-
-  def __init__(self, config, selected_layers, **kwargs):
-    super().__init__(config, **kwargs)
-    self.selected_layers = tuple(selected_layers)
-    self.built = True
-
-  def call(self, inputs, training=None):
-    chosen = select_layers(self.encoder(inputs, training=False),
-                           self.selected_layers)
-    return {f"layer_output_{k}": tf.cast(layer, tf.float32)
-            for k, layer in enumerate(chosen)}
 
 
 def parse_layers(text, num_layers):
@@ -109,12 +83,8 @@ def extract_features(options, strategy):
   Raises:
     ValueError: a bad option, input file or checkpoint, named.
   """
-  if options.output_format not in (JSONL, NPZ):
-    raise ValueError(f"--output_format={options.output_format}: expected "
-                     f"{JSONL} or {NPZ}")
-  if options.batch_size < 1:
-    raise ValueError(f"--batch_size={options.batch_size}: must be at "
-                     f"least 1")
+  option_checks.check_one_of(options, "output_format", (JSONL, NPZ))
+  option_checks.check_at_least_one(options, ("batch_size",))
   config = run_files.load_bert_config(options.bert_config_file,
                                       options.max_seq_length)
   layers = parse_layers(options.layers, config.num_hidden_layers)
@@ -211,51 +181,3 @@ def _logged(lines, count):
     yield line
     if index % _LOG_EVERY == 0 or index == count:
       progress.log(index, {})
-
-
-def write_jsonl(path, lines, layers):
-  """The original's JSONL of (tokens, float32 [layers, tokens, hidden])
-  per line. Printing and writing run in a thread of their own, while the
-  model predicts the next lines (TensorFlow releases the GIL as it
-  computes)."""
-  with file_io.atomic_write(path) as writer, \
-      futures.ThreadPoolExecutor(1) as printer:
-    pending = collections.deque()
-    for index, (tokens, values) in enumerate(lines):
-      pending.append(printer.submit(
-          lambda *line: writer.write(jsonl_line(*line)), index, tokens,
-          layers, values))
-      while len(pending) > _LINES_AHEAD:
-        pending.popleft().result()
-    for line in pending:
-      line.result()
-
-
-def write_npz(path, lines, layers, num_tokens, hidden_size):
-  """The npz of (tokens, float32 [layers, tokens, hidden]) per line:
-  values float32 [tokens, layers, hidden], every line's real
-  tokens one after another (the JSONL's order; layers in --layers order),
-  tokens [tokens] (str), lengths [lines] (a line's tokens are the next
-  `length` of them) and layers [k] (the --layers values).
-
-  values is streamed into the archive line by line (its shape is known
-  before the model runs), so memory stays that of a chunk, as for JSONL.
-  """
-  tokens, lengths = [], []
-  with file_io.atomic_write(path, "wb") as writer, \
-      zipfile.ZipFile(writer, "w", allowZip64=True) as archive:
-    with archive.open("values.npy", "w", force_zip64=True) as values_file:
-      np.lib.format.write_array_header_1_0(values_file, {
-          "descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)),
-          "fortran_order": False,
-          "shape": (num_tokens, len(layers), hidden_size)})
-      for line_tokens, values in lines:
-        tokens += line_tokens
-        lengths.append(len(line_tokens))
-        values_file.write(np.ascontiguousarray(
-            values.transpose(1, 0, 2), np.float32).tobytes())
-    for name, array in (("tokens", np.array(tokens)),
-                        ("lengths", np.array(lengths, np.int32)),
-                        ("layers", np.array(layers, np.int32))):
-      with archive.open(f"{name}.npy", "w", force_zip64=True) as file:
-        np.lib.format.write_array(file, array)

@@ -1,15 +1,14 @@
 """BertPretrainer: the encoder plus the masked-LM and next-sentence heads."""
 
-import keras
 from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.masked_lm import MaskedLMHead
-from bert_tf.models.encoder import BertEncoder, as_config
+from bert_tf.models.encoder import EncoderModel
 from bert_tf.models.inputs import required_input
 
 
-class BertPretrainer(keras.Model):
+class BertPretrainer(EncoderModel):
   """The pretraining model of the original run_pretraining.py.
 
   Args:
@@ -51,10 +50,8 @@ class BertPretrainer(keras.Model):
   }
 
   def __init__(self, config, **kwargs):
-    super().__init__(**kwargs)
-    self.config = as_config(config)
+    super().__init__(config, **kwargs)
     config = self.config
-    self.encoder = BertEncoder(config, name="bert")
     self.masked_lm_head = MaskedLMHead(
         vocab_size=config.vocab_size,
         hidden_size=config.hidden_size,
@@ -85,12 +82,3 @@ class BertPretrainer(keras.Model):
     outputs["next_sentence_log_probs"] = ops.log_softmax(
         ops.cast(next_sentence_logits, "float32"), axis=-1)
     return outputs
-
-  def get_config(self):
-    config = super().get_config()
-    config["config"] = self.config.to_dict()
-    return config
-
-  @classmethod
-  def from_config(cls, config):
-    return cls(**config)

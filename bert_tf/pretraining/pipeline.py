@@ -10,7 +10,6 @@ import concurrent.futures
 import dataclasses
 import functools
 import logging
-import multiprocessing
 import os
 import random
 import time
@@ -194,14 +193,10 @@ def create_in_parallel(input_files, output_dir, tokenizer_options, options,
     ValueError: two input files would write the same output file.
   """
   outputs = output_files_for(input_files, output_dir)
-  # spawn: TensorFlow is not safe to fork once initialised.
-  context = multiprocessing.get_context("spawn")
   start, summaries = time.time(), {}
   # Workers write the staged temporaries; all are renamed when all are done.
   staged = file_io.AtomicFiles(list(outputs.values()), "wb")
-  with staged, concurrent.futures.ProcessPoolExecutor(
-      num_workers, mp_context=context, initializer=_start_worker,
-      initargs=(os.getpid(),)) as pool:
+  with staged, forked.pool(num_workers, _log_as_this_process) as pool:
     futures = {
         pool.submit(create_shard, input_file, temporary, tokenizer_options,
                     options, random_seed): input_file
@@ -217,9 +212,9 @@ def create_in_parallel(input_files, output_dir, tokenizer_options, options,
 _worker_tokenizers = {}
 
 
-def _start_worker(parent_pid):
-  """A worker dies with this process and logs as it does."""
-  forked.die_with_parent(parent_pid)
+def _log_as_this_process():
+  """A worker logs as this process does (a fork inherits the handlers; a
+  fresh interpreter gets them here)."""
   logging.basicConfig(level=logging.INFO,
                       format="%(asctime)s %(processName)s %(message)s")
 

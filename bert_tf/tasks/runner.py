@@ -15,17 +15,17 @@ import logging
 import os
 from typing import Optional
 
-from bert_tf import huggingface, tokenization, vocabulary
+from bert_tf import huggingface, option_checks, tokenization, vocabulary
 from bert_tf.files import export, file_io
 from bert_tf.data import batching
 from bert_tf.data.feature_records import write_feature_records
-from bert_tf.tasks.task import FineTuningTask
+from bert_tf.files.eval_results import eval_results_text
+from bert_tf.tasks.task import SplitData
 from bert_tf.text.tokenizer import InGraphTokenizer
 from bert_tf.files import run_files
 from bert_tf.training import distribution
 from bert_tf.training.predictor import Predictor
-from bert_tf.training.trainer import (TrainingOptions, create_trainer,
-                                      eval_results_text)
+from bert_tf.training.trainer import TrainingOptions, create_trainer
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class FineTuningOptions:
   num_train_epochs: float = 3.0
   warmup_proportion: float = 0.1
   # Train on batches of features of similar length, each cut to its own
-  # length (and predict so a task whose padding outputs matter).
+  # length (and predict so a task that predicts at full length).
   bucket_by_length: bool = False
   export_dir: Optional[str] = None
   # False: the export has serving_default alone, for servers without
@@ -100,11 +100,11 @@ def _train_evaluate_predict(task, options, strategy, config, examples,
 
   tokenizer = tokenization.FullTokenizer(options.vocab_file,
                                          options.do_lower_case)
-  features = {}
+  data = {}
   for split, split_examples in examples.items():
     logger.info("***** %s: %d examples *****", split, len(split_examples))
-    features[split] = task.convert_examples(split, split_examples, tokenizer,
-                                            options.max_seq_length)
+    data[split] = SplitData(split_examples, task.convert_examples(
+        split, split_examples, tokenizer, options.max_seq_length))
   num_warmup_steps = int(num_train_steps * options.warmup_proportion)
   trainer = create_trainer(
       strategy, lambda: task.build_model(config), task.objective,
@@ -115,58 +115,32 @@ def _train_evaluate_predict(task, options, strategy, config, examples,
       options.train_batch_size if options.do_train else None)
   file_io.makedirs(options.output_dir)
   if trainer.is_chief:
-    _write_feature_records(task, options.output_dir, features)
+    _write_feature_records(task, options.output_dir, data)
   if options.do_train:
     logger.info("  Num steps = %d, warmup %d", num_train_steps,
                 num_warmup_steps)
     # A resumed run goes on with the batches after the checkpoint's (the
     # same ones an unbroken run reads, given --seed), not the first ones.
     trainer.train(batching.training_dataset(
-        features[task.train_split], options.train_batch_size,
+        data[task.train_split].features, options.train_batch_size,
         options.seed, options.bucket_by_length).skip(trainer.global_step))
 
   predictor = Predictor(strategy, trainer.model, options.training.use_xla)
 
-  def predict(split, batch_size):
-    return predictor.predict(
-        features[split], batch_size,
-        by_length=options.bucket_by_length or not task.padding_outputs_matter)
-
-  def evaluate(split, predictions, batch_size):
-    return {"global_step": trainer.global_step, **task.evaluate(
-        split, examples[split], features[split], predictions, batch_size)}
-
   def decode_and_write(split, batch_size, scored):
     """Predicts a split; writes its prediction files and, when scored,
     its results, all together."""
-    outputs = predict(split, batch_size)
-    predictions = task.decode(split, examples[split], features[split],
-                              outputs, tokenizer)
+    outputs = predictor.predict(
+        data[split].features, batch_size,
+        by_length=options.bucket_by_length or
+        not task.predicts_at_full_length)
+    predictions = task.decode(split, data[split], outputs, tokenizer)
     if scored:
-      results[split] = evaluate(split, predictions, batch_size)
+      results[split] = {"global_step": trainer.global_step, **task.evaluate(
+          split, data[split], predictions, batch_size)}
     if trainer.is_chief:
-      names = _split_outputs(task, split, scored)
-      paths = [os.path.join(options.output_dir, name) for name in names]
-      replaced = [os.path.join(options.output_dir, name)
-                  for name in task.output_set(split)
-                  if name not in names and name not in written]
-      written.update(names)
-      files_set = file_io.AtomicFiles(paths, replaced=replaced)
-      with files_set as files:
-        prediction_files = files[:-1] if scored else files
-        if prediction_files:
-          task.write_predictions(split, examples[split], features[split],
-                                 predictions, prediction_files)
-        if scored:
-          files[-1].write(eval_results_text(results[split]))
-      logger.info("Wrote %s for %d examples", ", ".join(
-          os.path.basename(path) for path in paths), len(examples[split]))
-      for path in files_set.removed:
-        logger.warning(
-            "Removed %s, an earlier run's: %s", path,
-            "not scored, since the examples do not all carry answers"
-            if path.endswith(task.eval_results_file(split)) else
-            "this run's predictions have no such file")
+      _write_split_outputs(task, split, data[split], predictions,
+                           results.get(split), options.output_dir, written)
 
   results = {}
   written = set()  # names this run wrote, which no later split replaces
@@ -174,7 +148,7 @@ def _train_evaluate_predict(task, options, strategy, config, examples,
     decode_and_write(split, options.eval_batch_size, scored=True)
   for split in task.predict_splits if options.do_predict else ():
     decode_and_write(split, options.predict_batch_size,
-                     task.can_score(split, examples[split]))
+                     task.can_score(split, data[split].examples))
   if options.export_dir and trainer.is_chief:
     tokenizer = InGraphTokenizer(options.vocab_file, options.do_lower_case) \
         if options.export_text else None
@@ -184,17 +158,45 @@ def _train_evaluate_predict(task, options, strategy, config, examples,
   return results
 
 
+def _write_split_outputs(task, split, data, predictions, results, output_dir,
+                         written):
+  """A split's prediction files and, when it is scored (results not None),
+  its results file, replacing the earlier ones together; an earlier file
+  of the split's output set that this run does not write goes with them,
+  unless this run wrote it (its names in `written`, updated)."""
+  names = list(task.prediction_files(split))
+  if results is not None:
+    names.append(task.eval_results_file(split))
+  paths = [os.path.join(output_dir, name) for name in names]
+  replaced = [os.path.join(output_dir, name) for name in task.output_set(split)
+              if name not in names and name not in written]
+  written.update(names)
+  files_set = file_io.AtomicFiles(paths, replaced=replaced)
+  with files_set as files:
+    prediction_files = files if results is None else files[:-1]
+    if prediction_files:
+      task.write_predictions(split, data, predictions, prediction_files)
+    if results is not None:
+      files[-1].write(eval_results_text(results))
+  logger.info("Wrote %s for %d examples", ", ".join(
+      os.path.basename(path) for path in paths), len(data.examples))
+  for path in files_set.removed:
+    logger.warning(
+        "Removed %s, an earlier run's: %s", path,
+        "not scored, since the examples do not all carry answers"
+        if path.endswith(task.eval_results_file(split)) else
+        "this run's predictions have no such file")
+
+
 def _check_options(options):
   """Raises ValueError for options out of range; returns the resolved
   init checkpoint (see run_files.resolve_init_checkpoint)."""
   if not (options.do_train or options.do_eval or options.do_predict):
     raise ValueError(
         "At least one of `do_train`, `do_eval` or `do_predict' must be True.")
-  for name in ("train_batch_size", "eval_batch_size", "predict_batch_size",
-               "max_seq_length"):
-    if getattr(options, name) < 1:
-      raise ValueError(f"--{name}={getattr(options, name)}: must be at "
-                       f"least 1")
+  option_checks.check_at_least_one(options, (
+      "train_batch_size", "eval_batch_size", "predict_batch_size",
+      "max_seq_length"))
   if options.num_train_epochs <= 0 or not 0 <= options.warmup_proportion <= 1:
     raise ValueError("--num_train_epochs must be positive and "
                      "--warmup_proportion in [0, 1]")
@@ -215,7 +217,7 @@ def _splits(task, options):
 
 def _check_outputs(task, options, examples, init_checkpoint):
   """Every file the run will write, checked against its inputs first."""
-  if options.export_dir and type(task).serving is FineTuningTask.serving:
+  if options.export_dir and not task.exports:
     raise ValueError(f"--export_dir: {type(task).__name__} has no export")
   names = []
   for split in [*(task.eval_splits if options.do_eval else ()),
@@ -232,24 +234,14 @@ def _check_outputs(task, options, examples, init_checkpoint):
       [("--export_dir", options.export_dir)] if options.export_dir else [])
 
 
-def _split_outputs(task, split, scored):
-  """The files predicting a split writes together: its prediction files,
-  then, when it is scored (evaluated, or predicted with answers), its
-  results file."""
-  names = list(task.prediction_files(split))
-  if scored:
-    names.append(task.eval_results_file(split))
-  return names
-
-
-def _write_feature_records(task, output_dir, features):
+def _write_feature_records(task, output_dir, data):
   """The files task.feature_records names, one per split that has one."""
-  for split, split_features in features.items():
+  for split, split_data in data.items():
     records = task.feature_records(split)
     if records:
       name, feature_names = records
       count = write_feature_records(os.path.join(output_dir, name),
-                                    split_features, feature_names)
+                                    split_data.features, feature_names)
       logger.info("Wrote %d %s features to %s", count, split, name)
 
 

@@ -5,10 +5,24 @@ every split the run needs, turn examples into features, train, evaluate,
 predict, export. A task says what differs: where its examples come from,
 how they become features, its model, its objective, its metrics, its
 prediction files and its serving signatures. A new task subclasses
-FineTuningTask; see tasks/glue/task.py for GLUE and XNLI.
+FineTuningTask in a package of its own; tasks/swag/ is the smallest.
 """
 
 import abc
+import dataclasses
+
+
+@dataclasses.dataclass
+class SplitData:
+  """A split as the runner holds it.
+
+  Attributes:
+    examples: what read_examples returned.
+    features: what convert_examples made of them: {name: numpy array}, one
+      row per feature.
+  """
+  examples: list
+  features: dict
 
 
 class FineTuningTask(abc.ABC):
@@ -18,17 +32,20 @@ class FineTuningTask(abc.ABC):
     train_split: the split trained on.
     eval_splits: the splits --do_eval evaluates, in order.
     predict_splits: the splits --do_predict predicts, in order.
-    padding_outputs_matter: whether decode's result can depend on the
-      outputs at padding positions (SQuAD's, as the original ranks every
-      position of a window for its n-best list). The runner predicts such a
-      task at full length, unless asked to bucket by length: a batch run at
-      its own length computes no outputs past it.
+    predicts_at_full_length: whether the runner predicts every feature at
+      max_seq_length (unless asked to bucket by length), because decode
+      reads the outputs at padding positions too: SQuAD's, as the original
+      ranks every position of a window for its n-best list. Otherwise each
+      batch is cut to its longest feature, which computes no outputs past
+      it.
+    exports: whether `serving` gives an export (--export_dir).
   """
 
   train_split = "train"
   eval_splits = ("dev",)
   predict_splits = ("test",)
-  padding_outputs_matter = False
+  predicts_at_full_length = False
+  exports = False
 
   @abc.abstractmethod
   def input_files(self, split):
@@ -50,7 +67,7 @@ class FineTuningTask(abc.ABC):
     They hold what the model and the objective read, and is_real_example
     (1 on every row: the runner's padding rows have 0). One example may give
     several features; the task keeps its own feature-to-example array among
-    them (the runner passes features back to evaluate and write_predictions).
+    them (decode gets them back in the split's SplitData).
     """
 
   @abc.abstractmethod
@@ -64,18 +81,19 @@ class FineTuningTask(abc.ABC):
     """The training objective: loss numerators and denominators, as
     bert_tf.training.objectives defines them."""
 
-  def decode(self, split, examples, features, outputs, tokenizer):
-    """What the model's outputs (on the split's features, in feature
-    order) say about the examples, made once for evaluate and
-    write_predictions: SQuAD's answer texts, for which it has the tokenizer
+  def decode(self, split, data, outputs, tokenizer):
+    """The split's predictions: what the model's outputs (on data.features,
+    in feature order) say about data.examples, made once for evaluate and
+    write_predictions; SQuAD's answer texts, for which it has the tokenizer
     that made the features. The outputs themselves by default.
     """
-    del split, examples, features, tokenizer
+    del split, data, tokenizer
     return outputs
 
   @abc.abstractmethod
-  def evaluate(self, split, examples, features, outputs, batch_size):
-    """{metric: float} for eval_results, from decode's result."""
+  def evaluate(self, split, data, predictions, batch_size):
+    """{metric: float} for the split's results file, from decode's
+    predictions and the split's SplitData."""
 
   def can_score(self, split, examples):
     """Whether a predicted split carries the answers to score it against
@@ -109,19 +127,16 @@ class FineTuningTask(abc.ABC):
     be scored) are an earlier run's, and go when the new set is written."""
     return (*self.prediction_files(split), self.eval_results_file(split))
 
-  def write_predictions(self, split, examples, features, outputs, files):
-    """Writes the split's predictions (decode's result) to `files`, opened
-    for writing in the order of prediction_files; they replace the old ones
-    together, with the split's results file when it is scored, when all
-    are written."""
-    del split, examples, features, outputs, files
+  def write_predictions(self, split, data, predictions, files):
+    """Writes decode's predictions to `files`, opened for writing in the
+    order of prediction_files; they replace the old ones together, with the
+    split's results file when it is scored, when all are written."""
+    del split, data, predictions, files
 
   def serving(self, model, tokenizer, max_seq_length):
-    """(tf.Module, {signature name: tf.function}) to export for TF Serving:
-    serving_default (ids, core ops only) and, given the InGraphTokenizer
-    of the model's vocabulary (None: an ids-only export), serve_text.
-
-    Raises:
-      NotImplementedError: the task has no export.
+    """(tf.Module, {signature name: tf.function}) to export for TF Serving,
+    where `exports` holds: serving_default (ids, core ops only) and, given
+    the InGraphTokenizer of the model's vocabulary (None: an ids-only
+    export), serve_text.
     """
     raise NotImplementedError(f"{type(self).__name__} has no export")

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from bert_tf.tasks.glue.examples import get_task
 from bert_tf.tasks.glue.metrics import glue_metrics
 
 
@@ -17,7 +18,7 @@ def one_hot_probabilities(predicted, confidence=0.8):
 def test_cola_matthews_correlation():
   labels = np.array([1, 1, 1, 0, 0, 0])
   predicted = np.array([1, 1, 0, 0, 0, 1])
-  results = glue_metrics("cola", {"probabilities": one_hot_probabilities(
+  results = glue_metrics(get_task("cola"), {"probabilities": one_hot_probabilities(
       predicted)}, labels, batch_size=4)
   # tp=2 tn=2 fp=1 fn=1: (4 - 1) / sqrt(3 * 3 * 3 * 3) = 1/3
   assert results["matthews_corrcoef"] == pytest.approx(1 / 3)
@@ -36,7 +37,7 @@ def test_cola_matthews_correlation():
 def test_f1_for_paraphrase_tasks(task_name):
   labels = np.array([1, 1, 1, 0, 0])
   predicted = np.array([1, 0, 1, 1, 0])
-  results = glue_metrics(task_name, {"probabilities": one_hot_probabilities(
+  results = glue_metrics(get_task(task_name), {"probabilities": one_hot_probabilities(
       predicted)}, labels, batch_size=8)
   # precision 2/3, recall 2/3
   assert results["f1"] == pytest.approx(2 / 3)
@@ -46,7 +47,7 @@ def test_f1_for_paraphrase_tasks(task_name):
 def test_sts_b_correlations():
   labels = np.array([0.0, 1.0, 2.0, 3.0])
   predictions = np.array([0.0, 2.0, 1.0, 3.0])
-  results = glue_metrics("sts-b", {"predictions": predictions}, labels,
+  results = glue_metrics(get_task("sts-b"), {"predictions": predictions}, labels,
                          batch_size=2)
   assert results["pearson"] == pytest.approx(0.8)   # cov 1 / var 1.25
   assert results["spearman"] == pytest.approx(0.8)  # ranks alike here

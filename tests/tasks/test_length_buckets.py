@@ -15,9 +15,10 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import tokenization
+from bert_tf.tasks.task import SplitData
 from bert_tf.tasks.glue import examples as glue
 from bert_tf.data.batching import bucket_length, feature_lengths
-from bert_tf.tasks.glue.task import ClassificationTask
+from bert_tf.tasks.glue.task import GlueTask
 from bert_tf.tasks.ner.task import NerTask
 from bert_tf.tasks.squad.task import SquadTask
 from bert_tf.tasks.swag.task import SwagTask
@@ -58,15 +59,16 @@ def predicted_both_ways(task, split, vocab_file, max_seq_length,
     if not computed.all():  # only past each feature's real positions
       assert ours.shape[1] == max_seq_length and computed[real].all()
     np.testing.assert_allclose(ours[computed], theirs[computed], atol=1e-5)
-  return (task.decode(split, examples, features, by_length, tokenizer),
-          task.decode(split, examples, features, full, tokenizer), by_length)
+  data = SplitData(examples, features)
+  return (task.decode(split, data, by_length, tokenizer),
+          task.decode(split, data, full, tokenizer), by_length)
 
 
 @pytest.mark.shared
 @pytest.mark.parametrize("name", ["MRPC", "STS-B", "CoLA"])
 def test_glue_dev_predictions_are_the_full_length_ones(name):
-  task = ClassificationTask(glue.get_task(name),
-                            os.path.join(SHARED_DIR, "data", "glue", name))
+  task = GlueTask(glue.get_task(name),
+                  os.path.join(SHARED_DIR, "data", "glue", name))
   ours, theirs, _ = predicted_both_ways(task, "dev", UNCASED_VOCAB, 128)
   if name == "STS-B":
     np.testing.assert_allclose(ours["predictions"], theirs["predictions"],
@@ -97,15 +99,13 @@ def test_swag_choices_are_the_full_length_ones(tmp_path):
 def test_squad_logits_agree_but_its_n_best_lists_rank_padding(tmp_path):
   """The logits of every real position are the full-length ones; the
   n-best lists are not (the original ranks padding positions too, which a
-  shorter run does not compute), so SQuAD says its padding outputs
-  matter."""
+  shorter run does not compute), so SQuAD predicts at full length."""
   synthetic_squad(tmp_path / "dev.json", seed=1, num_paragraphs=40)
   task = SquadTask(None, str(tmp_path / "dev.json"), doc_stride=16,
                    max_query_length=12,
                    answer_options=AnswerOptions(version_2_with_negative=True))
   ours, theirs, _ = predicted_both_ways(task, "predict", DEMO_VOCAB, 64)
-  assert task.padding_outputs_matter
+  assert task.predicts_at_full_length
   assert ours.nbest != theirs.nbest
-  assert not any(task.padding_outputs_matter for task in (
-      ClassificationTask(glue.get_task("MRPC"), ""), NerTask(""),
-      SwagTask("")))
+  assert not any(task.predicts_at_full_length for task in (
+      GlueTask(glue.get_task("MRPC"), ""), NerTask(""), SwagTask("")))

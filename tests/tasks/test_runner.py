@@ -12,7 +12,7 @@ from bert_tf.data.text_inputs import encode_texts
 from bert_tf.models.classifier import BertClassifier
 from bert_tf.tasks.runner import FineTuningOptions, run_fine_tuning
 from bert_tf.tasks.task import FineTuningTask
-from bert_tf.tasks.glue.task import classifier_serving
+from bert_tf.tasks.glue.serving import classifier_serving
 from bert_tf.training.objectives import ClassificationObjective
 from bert_tf.training.trainer import TrainingOptions
 from tests.helpers import PROJECT_DIR, tiny_config
@@ -27,6 +27,7 @@ class DigitTask(FineTuningTask):
 
   labels = ("no", "yes")
   objective = ClassificationObjective()
+  exports = True
 
   def __init__(self, data_dir):
     self.data_dir = data_dir
@@ -48,16 +49,16 @@ class DigitTask(FineTuningTask):
   def build_model(self, config):
     return BertClassifier(config, num_labels=2)
 
-  def evaluate(self, split, texts, features, outputs, batch_size):
-    predicted = outputs["probabilities"].argmax(axis=-1)
+  def evaluate(self, split, data, predictions, batch_size):
+    predicted = predictions["probabilities"].argmax(axis=-1)
     return {"eval_accuracy": float(np.mean(
-        predicted == features["label_ids"]))}
+        predicted == data.features["label_ids"]))}
 
   def prediction_files(self, split):
     return ("digits.tsv",) if split == "test" else ()
 
-  def write_predictions(self, split, texts, features, outputs, files):
-    for text, row in zip(texts, outputs["probabilities"]):
+  def write_predictions(self, split, data, predictions, files):
+    for text, row in zip(data.examples, predictions["probabilities"]):
       files[0].write(f"{text}\t{self.labels[row.argmax()]}\n")
 
   def serving(self, model, tokenizer, max_seq_length):
@@ -142,7 +143,7 @@ def test_an_output_that_is_an_input_is_refused_first(tmp_path):
 
 def test_export_of_a_task_without_serving_is_refused_first(tmp_path):
   class NoExport(DigitTask):
-    serving = FineTuningTask.serving
+    exports = False
 
   (tmp_path / "train.txt").write_text("a 1\nb\n")
   with pytest.raises(ValueError, match="--export_dir: NoExport has no export"):

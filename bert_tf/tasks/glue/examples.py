@@ -59,6 +59,9 @@ class Task:
   # GLUE submission file name per test split, e.g. {"test": "CoLA.tsv"}.
   submission_files: dict = dataclasses.field(default_factory=dict)
   label_aliases: dict = dataclasses.field(default_factory=dict)
+  # The GLUE metric eval_results adds to accuracy (tasks/glue/metrics.py):
+  # "matthews_corrcoef" (CoLA), "f1" (MRPC, QQP) or None.
+  metric: Optional[str] = None
 
   @property
   def is_regression(self):
@@ -83,12 +86,12 @@ class Task:
 
 
 def _pair_task(name, labels, submission, a, b, label, test_a, test_b,
-               train="train.tsv", dev="dev.tsv", test="test.tsv"):
+               metric=None):
   return Task(name, labels, {
-      "train": SplitFormat(train, a, b, label),
-      "dev": SplitFormat(dev, a, b, label),
-      "test": SplitFormat(test, test_a, test_b, index=0),
-  }, {"test": submission})
+      "train": SplitFormat("train.tsv", a, b, label),
+      "dev": SplitFormat("dev.tsv", a, b, label),
+      "test": SplitFormat("test.tsv", test_a, test_b, index=0),
+  }, {"test": submission}, metric=metric)
 
 
 _BINARY = ("0", "1")
@@ -100,15 +103,15 @@ TASKS = {task.name: task for task in [
         "train": SplitFormat("train.tsv", 3, label=1, header=False),
         "dev": SplitFormat("dev.tsv", 3, label=1, header=False),
         "test": SplitFormat("test.tsv", 1, index=0),
-    }, {"test": "CoLA.tsv"}),
+    }, {"test": "CoLA.tsv"}, metric="matthews_corrcoef"),
     Task("sst-2", _BINARY, {
         "train": SplitFormat("train.tsv", 0, label=1),
         "dev": SplitFormat("dev.tsv", 0, label=1),
         "test": SplitFormat("test.tsv", 1, index=0),
     }, {"test": "SST-2.tsv"}),
-    _pair_task("mrpc", _BINARY, "MRPC.tsv", 3, 4, 0, 3, 4),
+    _pair_task("mrpc", _BINARY, "MRPC.tsv", 3, 4, 0, 3, 4, metric="f1"),
     _pair_task("sts-b", None, "STS-B.tsv", 7, 8, 9, 7, 8),
-    _pair_task("qqp", _BINARY, "QQP.tsv", 3, 4, 5, 1, 2),
+    _pair_task("qqp", _BINARY, "QQP.tsv", 3, 4, 5, 1, 2, metric="f1"),
     Task("mnli", _NLI, {
         "train": SplitFormat("train.tsv", 8, 9, -1),
         "dev": SplitFormat("dev_matched.tsv", 8, 9, -1),

@@ -1,13 +1,12 @@
 """CoNLL-2003 named-entity recognition as the paper's §5.3: run_ner's task.
 
-Sentences come from the CoNLL-2003 files (data.conll: eng.train, eng.testa
+Sentences come from the CoNLL-2003 files (examples.py: eng.train, eng.testa
 and eng.testb as train, dev and test), become first-piece tagging features
-with sentence windows and, optionally, document context
-(data.tagging_features); the model is the fine-tuned BertTagger or the
-feature-based BertFeatureTagger on a frozen encoder. Each split predicted
-or evaluated is scored at the entity level as conlleval scores it
-(evaluation.entity_metrics) and written in conlleval's input format, in the
-input's tag scheme.
+with sentence windows and, optionally, document context (features.py); the
+model is the fine-tuned BertTagger or the feature-based BertFeatureTagger on
+a frozen encoder. Each split predicted or evaluated is scored at the entity
+level as conlleval scores it (metrics.py) and written in conlleval's input
+format, in the input's tag scheme.
 """
 
 import dataclasses
@@ -15,10 +14,10 @@ import os
 
 import numpy as np
 
-from bert_tf.tasks.ner import examples as conll, features as tagging_features
-from bert_tf.tasks.ner.metrics import entity_metrics
 from bert_tf.layers import layer_combination
 from bert_tf.models.tagger import BertFeatureTagger, BertTagger
+from bert_tf.tasks.ner import examples, features
+from bert_tf.tasks.ner.metrics import entity_metrics
 from bert_tf.tasks.ner.serving import ner_serving
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.training.objectives import TaggingObjective
@@ -52,6 +51,7 @@ class NerTask(FineTuningTask):
   eval_splits = ("dev",)
   predict_splits = ("test",)
   objective = TaggingObjective()
+  exports = True
 
   def __init__(self, data_dir, document_context=False, feature_based=None,
                lstm_units=768):
@@ -69,43 +69,43 @@ class NerTask(FineTuningTask):
 
   def read_examples(self, split):
     path = self.input_files(split)[0][1]
-    sentences = conll.read_conll(path)
+    sentences = examples.read_conll(path)
     if not sentences:
       raise ValueError(f"{path}: no sentences")
     return sentences
 
-  def convert_examples(self, split, examples, tokenizer, max_seq_length):
-    return tagging_features.convert_sentences(
-        examples, tokenizer, max_seq_length, self.document_context)
+  def convert_examples(self, split, sentences, tokenizer, max_seq_length):
+    return features.convert_sentences(
+        sentences, tokenizer, max_seq_length, self.document_context)
 
   def build_model(self, config):
     if self.feature_based is None:
-      return BertTagger(config, len(conll.LABELS))
+      return BertTagger(config, len(examples.LABELS))
     selected_layers, combination = layer_combination.feature_layers(
         self.feature_based, config.num_hidden_layers)
-    return BertFeatureTagger(config, len(conll.LABELS), selected_layers,
+    return BertFeatureTagger(config, len(examples.LABELS), selected_layers,
                              combination, self.lstm_units)
 
-  def decode(self, split, examples, features, outputs, tokenizer):
+  def decode(self, split, data, outputs, tokenizer):
     """Each word's arg-max tag (from its first piece) in the file's
     scheme, and eval_loss over the words."""
-    probabilities, gold = tagging_features.word_values(
-        features, outputs["probabilities"], features["label_ids"])
+    probabilities, gold = features.word_values(
+        data.features, outputs["probabilities"], data.features["label_ids"])
     loss = float(np.mean(-np.log(np.maximum(
         probabilities[np.arange(len(gold)), gold], _TINY))))
     predicted = iter(np.argmax(probabilities, axis=-1).tolist())
-    scheme = conll.detect_scheme(examples)
-    tags = [conll.from_iob2([conll.LABELS[next(predicted)]
-                             for _ in sentence.words], scheme)
-            for sentence in examples]
+    scheme = examples.detect_scheme(data.examples)
+    tags = [examples.from_iob2([examples.LABELS[next(predicted)]
+                                for _ in sentence.words], scheme)
+            for sentence in data.examples]
     return TaggedSentences(tags, loss)
 
   def can_score(self, split, examples):
     return True  # every CoNLL line has its gold tag
 
-  def evaluate(self, split, examples, features, outputs, batch_size):
-    return {"eval_loss": outputs.loss, **entity_metrics(
-        [sentence.tags for sentence in examples], outputs.tags)}
+  def evaluate(self, split, data, predictions, batch_size):
+    return {"eval_loss": predictions.loss, **entity_metrics(
+        [sentence.tags for sentence in data.examples], predictions.tags)}
 
   def eval_results_file(self, split):
     return "eval_results.txt" if split == "dev" else f"{split}_results.txt"
@@ -113,11 +113,11 @@ class NerTask(FineTuningTask):
   def prediction_files(self, split):
     return (f"{split}_predictions.txt",)
 
-  def write_predictions(self, split, examples, features, outputs, files):
+  def write_predictions(self, split, data, predictions, files):
     """conlleval's input: `word gold predicted` per word, a blank line
     after each sentence."""
     (writer,) = files
-    for sentence, predicted in zip(examples, outputs.tags):
+    for sentence, predicted in zip(data.examples, predictions.tags):
       writer.write("".join(f"{word} {gold} {tag}\n" for word, gold, tag in
                            zip(sentence.words, sentence.tags, predicted)))
       writer.write("\n")

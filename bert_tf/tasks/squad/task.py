@@ -1,18 +1,16 @@
 """SQuAD v1.1 and v2.0 as a fine-tuning task: run_squad's task.
 
-Examples are read from the official JSON files (bert_tf.tasks.squad.examples), turned
-into doc_stride windows as the original (data.squad_features), the model is
+Examples are read from the official JSON files (examples.py), turned into
+doc_stride windows as the original (features.py), the model is
 the original's start/end head (BertSpanLabeler), and the logits become
 predictions.json, nbest_predictions.json and, for v2.0, null_odds.json, as
-the original's write_predictions (data.squad_answers). A predict_file with
-answers (a dev set) is also scored with the official metrics, the best null
-threshold included (evaluation.squad_metrics).
+the original's write_predictions (answers.py). A predict_file with answers
+(a dev set) is also scored with the official metrics, the best null
+threshold included (metrics.py).
 """
 
-from bert_tf.tasks.squad import (answers as squad_answers, examples as squad,
-                                 features as squad_features)
-from bert_tf.tasks.squad import metrics as squad_metrics
 from bert_tf.models.span_labeler import BertSpanLabeler
+from bert_tf.tasks.squad import answers, examples, features, metrics
 from bert_tf.tasks.squad.serving import squad_serving
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.training.objectives import SpanObjective
@@ -30,7 +28,7 @@ class SquadTask(FineTuningTask):
     predict_file: SQuAD JSON to predict (dev-v1.1.json), or None.
     doc_stride: the original's flag: how far apart windows start.
     max_query_length: the original's flag: question pieces kept.
-    answer_options: squad_answers.AnswerOptions (n_best_size,
+    answer_options: answers.AnswerOptions (n_best_size,
       max_answer_length, version_2_with_negative,
       null_score_diff_threshold, verbose_logging).
   """
@@ -38,10 +36,11 @@ class SquadTask(FineTuningTask):
   eval_splits = ()
   predict_splits = ("predict",)
   objective = SpanObjective()
+  exports = True
   # The original takes each window's n_best_size highest start and end
   # logits over all of max_seq_length, padding included: a padding
   # position among them leaves a real one out of the n-best list.
-  padding_outputs_matter = True
+  predicts_at_full_length = True
 
   def __init__(self, train_file, predict_file, doc_stride=128,
                max_query_length=64, answer_options=None):
@@ -49,7 +48,7 @@ class SquadTask(FineTuningTask):
                   "predict": ("--predict_file", predict_file)}
     self.doc_stride = doc_stride
     self.max_query_length = max_query_length
-    self.answer_options = answer_options or squad_answers.AnswerOptions()
+    self.answer_options = answer_options or answers.AnswerOptions()
 
   @property
   def version_2_with_negative(self):
@@ -63,40 +62,42 @@ class SquadTask(FineTuningTask):
     if not path:
       raise ValueError(f"If `do_{split}` is True, then `{flag[2:]}` must be "
                        f"specified.")
-    return squad.read_squad_examples(path, split == "train",
-                                     self.version_2_with_negative, flag)
+    return examples.read_squad_examples(path, split == "train",
+                                        self.version_2_with_negative, flag)
 
-  def convert_examples(self, split, examples, tokenizer, max_seq_length):
-    return squad_features.convert_examples_to_features(
-        examples, tokenizer, max_seq_length, self.doc_stride,
+  def convert_examples(self, split, split_examples, tokenizer,
+                       max_seq_length):
+    return features.convert_examples_to_features(
+        split_examples, tokenizer, max_seq_length, self.doc_stride,
         self.max_query_length, is_training=split == "train")
 
   def feature_records(self, split):
     """train.tf_record and eval.tf_record, as the original writes them."""
     if split == "train":
-      return "train.tf_record", squad_features.TRAIN_RECORD_FEATURES
-    return "eval.tf_record", squad_features.PREDICT_RECORD_FEATURES
+      return "train.tf_record", features.TRAIN_RECORD_FEATURES
+    return "eval.tf_record", features.PREDICT_RECORD_FEATURES
 
   def build_model(self, config):
     return BertSpanLabeler(config)
 
-  def decode(self, split, examples, features, outputs, tokenizer):
-    return squad_answers.predict_answers(
-        examples, features, outputs["start_logits"], outputs["end_logits"],
-        tokenizer, self.answer_options)
+  def decode(self, split, data, outputs, tokenizer):
+    """The original's answers (answers.SquadAnswers): predictions, n-best
+    lists and, for v2.0, null odds."""
+    return answers.predict_answers(
+        data.examples, data.features, outputs["start_logits"],
+        outputs["end_logits"], tokenizer, self.answer_options)
 
-  def can_score(self, split, examples):
+  def can_score(self, split, split_examples):
     if self.version_2_with_negative:
-      return squad.has_gold_answers(examples)
-    return all(example.gold_answers for example in examples)
+      return examples.has_gold_answers(split_examples)
+    return all(example.gold_answers for example in split_examples)
 
-  def evaluate(self, split, examples, features, outputs, batch_size):
-    answers = outputs
+  def evaluate(self, split, data, predictions, batch_size):
     if not self.version_2_with_negative:
-      return squad_metrics.squad_v1_metrics(examples, answers.predictions)
-    return squad_metrics.squad_v2_metrics(
-        examples, answers.predictions, answers.null_odds,
-        answers.best_non_null)
+      return metrics.squad_v1_metrics(data.examples, predictions.predictions)
+    return metrics.squad_v2_metrics(
+        data.examples, predictions.predictions, predictions.null_odds,
+        predictions.best_non_null)
 
   def prediction_files(self, split):
     return _PREDICTION_FILES if self.version_2_with_negative \
@@ -106,13 +107,12 @@ class SquadTask(FineTuningTask):
     """null_odds.json too: a v1.1 run's predictions replace a v2.0 run's."""
     return (*_PREDICTION_FILES, self.eval_results_file(split))
 
-  def write_predictions(self, split, examples, features, outputs, files):
-    answers = outputs
-    parts = [answers.predictions, answers.nbest]
+  def write_predictions(self, split, data, predictions, files):
+    parts = [predictions.predictions, predictions.nbest]
     if self.version_2_with_negative:
-      parts.append(answers.null_odds)
+      parts.append(predictions.null_odds)
     for part, writer in zip(parts, files):
-      squad_answers.write_json(part, writer)
+      answers.write_json(part, writer)
 
   def serving(self, model, tokenizer, max_seq_length):
     return squad_serving(
