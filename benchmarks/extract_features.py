@@ -44,13 +44,13 @@ import bert_tf
 from bert_tf.tasks.glue import examples as glue
 from bert_tf.features.jsonl import jsonl_line
 from bert_tf.features import output_files
-from tests.original_extract_features import originals_line
+from tests.support.original_extract_features import originals_line
 
 _GLUE_DEV = ("SST-2", "CoLA", "MRPC", "RTE")
 _ORIGINAL = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from tests.original_extract_features import run_original
+from tests.support.original_extract_features import run_original
 run_original(sys.argv[2], json.loads(sys.argv[3]))
 """
 

@@ -39,7 +39,7 @@ SHARED_DIR = os.path.join(os.path.dirname(PROJECT_DIR), "shared")
 from bert_tf import tokenization
 from bert_tf.tasks.squad import (answers as squad_answers, examples as squad,
                                  features as squad_features)
-from tests.squad_reference import peaked_logits
+from tests.support.squad_reference import peaked_logits
 
 # Runs the original's functions unchanged under TF2's compat.v1 API.
 _ORIGINAL = """

@@ -36,11 +36,10 @@ _MAX_CACHED_WORDS = 1 << 20
 # processes: below, forking and returning the ids cost more than they save.
 _PARALLEL_MIN_CHARS = 1 << 20
 # encode_batch builds the compiled path for a batch of this many characters
-# or more. On 2 cores it encodes about 11 MB/s of multilingual text; the
-# Python path about 2.5 in one process, as when TensorFlow is loaded (no
-# forks then), and 5 on both cores. So building it (about 2 s) pays from
-# some 4M characters with TensorFlow loaded, and importing TensorFlow first
-# (5 s more) from some 64M (benchmarks/tokenizers.py, tokenizer_jobs.py).
+# or more (with TensorFlow loaded), and imports TensorFlow to build it from
+# this many: below, building it (and importing TensorFlow) costs more time
+# than its speed saves over the Python path (docs/performance.md, from
+# benchmarks/tokenizers.py and tokenizer_jobs.py).
 _COMPILE_MIN_CHARS = 1 << 22
 _IMPORT_MIN_CHARS = 1 << 26
 

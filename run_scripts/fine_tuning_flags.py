@@ -50,18 +50,11 @@ REQUIRED_FLAGS = ("vocab_file", "bert_config_file", "output_dir")
 def run(task):
   """Runs `task` as the flags say (bert_tf.tasks.run_fine_tuning)."""
   options = FineTuningOptions(
-      bert_config_file=FLAGS.bert_config_file, vocab_file=FLAGS.vocab_file,
-      output_dir=FLAGS.output_dir, init_checkpoint=FLAGS.init_checkpoint,
-      do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
-      do_train=FLAGS.do_train, do_eval=FLAGS.do_eval,
-      do_predict=FLAGS.do_predict, train_batch_size=FLAGS.train_batch_size,
-      eval_batch_size=FLAGS.eval_batch_size,
+      **training_flags.run_options(), vocab_file=FLAGS.vocab_file,
+      do_lower_case=FLAGS.do_lower_case, do_predict=FLAGS.do_predict,
       predict_batch_size=FLAGS.predict_batch_size,
-      learning_rate=FLAGS.learning_rate,
       num_train_epochs=FLAGS.num_train_epochs,
       warmup_proportion=FLAGS.warmup_proportion,
       bucket_by_length=FLAGS.bucket_by_length, export_dir=FLAGS.export_dir,
-      export_text=FLAGS.export_signatures == "all",
-      optimizer=FLAGS.optimizer, seed=FLAGS.seed,
-      training=training_flags.options(num_train_steps=0))
+      export_text=FLAGS.export_signatures == "all")
   return run_fine_tuning(task, options, model_flags.strategy())

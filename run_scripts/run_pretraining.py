@@ -51,20 +51,12 @@ FLAGS = flags.FLAGS
 
 def main(_):
   run_pretraining(PretrainingOptions(
-      input_file=FLAGS.input_file, bert_config_file=FLAGS.bert_config_file,
-      output_dir=FLAGS.output_dir, init_checkpoint=FLAGS.init_checkpoint,
-      do_train=FLAGS.do_train, do_eval=FLAGS.do_eval,
-      train_batch_size=FLAGS.train_batch_size,
-      eval_batch_size=FLAGS.eval_batch_size,
-      max_seq_length=FLAGS.max_seq_length,
+      **training_flags.run_options(), input_file=FLAGS.input_file,
       max_predictions_per_seq=FLAGS.max_predictions_per_seq,
       num_train_steps=FLAGS.num_train_steps,
       num_warmup_steps=FLAGS.num_warmup_steps,
       max_eval_steps=FLAGS.max_eval_steps,
-      shuffle_buffer_size=FLAGS.shuffle_buffer_size,
-      learning_rate=FLAGS.learning_rate, optimizer=FLAGS.optimizer,
-      seed=FLAGS.seed, training=training_flags.options(num_train_steps=0)),
-                  model_flags.strategy())
+      shuffle_buffer_size=FLAGS.shuffle_buffer_size), model_flags.strategy())
 
 
 if __name__ == "__main__":

@@ -42,6 +42,20 @@ flags.adopt_module_key_flags(model_flags)
 FLAGS = flags.FLAGS
 
 
+def run_options():
+  """The options every training run takes from these flags, as keyword
+  arguments of its options dataclass (FineTuningOptions,
+  PretrainingOptions)."""
+  return dict(
+      bert_config_file=FLAGS.bert_config_file, output_dir=FLAGS.output_dir,
+      init_checkpoint=FLAGS.init_checkpoint, do_train=FLAGS.do_train,
+      do_eval=FLAGS.do_eval, train_batch_size=FLAGS.train_batch_size,
+      eval_batch_size=FLAGS.eval_batch_size,
+      max_seq_length=FLAGS.max_seq_length,
+      learning_rate=FLAGS.learning_rate, optimizer=FLAGS.optimizer,
+      seed=FLAGS.seed, training=options(num_train_steps=0))
+
+
 def options(num_train_steps):
   """TrainingOptions from the flags.
 

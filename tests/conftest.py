@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tests.helpers import SHARED_DIR
+from tests.support.helpers import SHARED_DIR
 
 # tf-models-official 2.20.0, in the test extra, requires TensorFlow 2.20.
 _TEST_EXTRA_TENSORFLOW = "2.20"

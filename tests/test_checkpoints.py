@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from tests.helpers import ORIGINAL_TINY, random_inputs, tiny_config
+from tests.support.helpers import ORIGINAL_TINY, random_inputs, tiny_config
 
 ORIGINAL_CKPT = f"{ORIGINAL_TINY}/bert_model.ckpt"
 

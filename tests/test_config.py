@@ -3,7 +3,7 @@ import json
 import pytest
 
 import bert_tf
-from tests.helpers import ORIGINAL_TINY
+from tests.support.helpers import ORIGINAL_TINY
 
 
 def test_original_defaults():

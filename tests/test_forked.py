@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.helpers import PROJECT_DIR
+from tests.support.helpers import PROJECT_DIR
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="bert_tf forks on Linux only")
@@ -18,7 +18,7 @@ VOCAB = f"{PROJECT_DIR}/vocab/demo_uncased_vocab.txt"
 _FORKS = """
 import os, sys, time
 from bert_tf import forked, tokenization
-from tests.tokenization_cases import original_tokenize
+from tests.support.tokenization_cases import original_tokenize
 assert forked.can_fork()
 # Chunks long enough that no process can take them all before the others
 # start: each process claims the next chunk as it gets to it, so every

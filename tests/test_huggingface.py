@@ -13,7 +13,7 @@ from safetensors.numpy import load_file, save_file
 import bert_tf
 from bert_tf import conversion, huggingface
 from bert_tf.tasks.ner import examples as conll
-from tests.helpers import PROJECT_DIR, SHARED_DIR
+from tests.support.helpers import PROJECT_DIR, SHARED_DIR
 
 HUGGINGFACE_DIR = os.path.join(SHARED_DIR, "reference", "huggingface")
 FOLDERS = {

@@ -4,7 +4,7 @@ one that imports it back, lazy imports inside functions included."""
 import ast
 import os
 
-from tests.helpers import PROJECT_DIR
+from tests.support.helpers import PROJECT_DIR
 
 PACKAGE_DIR = os.path.join(PROJECT_DIR, "bert_tf")
 

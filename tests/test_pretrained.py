@@ -3,7 +3,7 @@ import shutil
 import pytest
 
 import bert_tf
-from tests.helpers import ORIGINAL_TINY
+from tests.support.helpers import ORIGINAL_TINY
 
 
 def released_dir(tmp_path, vocab_size=99):

@@ -3,7 +3,7 @@
 import os
 import re
 
-from tests.helpers import PROJECT_DIR
+from tests.support.helpers import PROJECT_DIR
 
 
 def readme_commands():

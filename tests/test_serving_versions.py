@@ -7,7 +7,7 @@ import subprocess
 import pytest
 import tensorflow as tf
 
-from tests.serving import OTHER_SERVERS
+from tests.support.serving import OTHER_SERVERS
 
 
 @pytest.mark.skipif(not OTHER_SERVERS, reason=(

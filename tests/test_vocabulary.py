@@ -5,7 +5,7 @@ import pytest
 
 from bert_tf import tokenization, vocabulary
 from bert_tf.files import file_io
-from tests.helpers import SHARED_DIR
+from tests.support.helpers import SHARED_DIR
 
 VOCAB_DIR = os.path.join(SHARED_DIR, "vocab")
 # (file in ../shared/vocab, manifest name, lower-cased)

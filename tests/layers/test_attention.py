@@ -1,7 +1,7 @@
 import numpy as np
 
 from bert_tf.layers.attention import SelfAttention
-from tests.helpers import assert_layer_round_trips
+from tests.support.helpers import assert_layer_round_trips
 
 
 def numpy_attention(layer, x, mask):

@@ -1,7 +1,7 @@
 import numpy as np
 
 from bert_tf.layers.classification_head import ClassificationHead
-from tests.helpers import assert_layer_round_trips
+from tests.support.helpers import assert_layer_round_trips
 
 
 def test_classification_head_uses_transposed_output_weights():

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from bert_tf.layers.embeddings import BertEmbeddings
-from tests.helpers import assert_layer_round_trips
+from tests.support.helpers import assert_layer_round_trips
 
 
 def make_layer(**overrides):

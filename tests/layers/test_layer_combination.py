@@ -6,7 +6,7 @@ import pytest
 from bert_tf.layers import layer_combination
 from bert_tf.layers.layer_combination import (CONCAT, EMBEDDINGS,
                                               WEIGHTED_SUM, LayerCombination)
-from tests.helpers import assert_layer_round_trips
+from tests.support.helpers import assert_layer_round_trips
 
 
 def encoder_outputs(num_layers=4):

@@ -1,7 +1,7 @@
 import numpy as np
 
 from bert_tf.layers.masked_lm import MaskedLMHead
-from tests.helpers import assert_layer_round_trips
+from tests.support.helpers import assert_layer_round_trips
 
 
 def test_masked_lm_head_gathers_positions_and_ties_the_table():

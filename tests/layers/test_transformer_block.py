@@ -3,7 +3,7 @@ import pytest
 
 from bert_tf.layers.activations import gelu_exact
 from bert_tf.layers.transformer_block import TransformerBlock
-from tests.helpers import assert_layer_round_trips
+from tests.support.helpers import assert_layer_round_trips
 from tests.layers.test_attention import numpy_attention
 
 

@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from tests.helpers import ORIGINAL_TINY, random_inputs, tiny_config
+from tests.support.helpers import ORIGINAL_TINY, random_inputs, tiny_config
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
 

@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from tests.helpers import random_inputs, tiny_config
+from tests.support.helpers import random_inputs, tiny_config
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ import numpy as np
 import tensorflow as tf
 
 import bert_tf
-from tests.helpers import tiny_config
+from tests.support.helpers import tiny_config
 
 
 def choices():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import bert_tf
-from tests.helpers import ORIGINAL_TINY, random_inputs, tiny_config
+from tests.support.helpers import ORIGINAL_TINY, random_inputs, tiny_config
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")
 

@@ -5,7 +5,7 @@ import tensorflow as tf
 
 import bert_tf
 from bert_tf.training.optimization import create_optimizer
-from tests.helpers import random_inputs, tiny_config
+from tests.support.helpers import random_inputs, tiny_config
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
 

@@ -24,10 +24,10 @@ from bert_tf.tasks.squad.task import SquadTask
 from bert_tf.tasks.swag.task import SwagTask
 from bert_tf.tasks.squad.answers import AnswerOptions
 from bert_tf.training.predictor import Predictor
-from tests.conll_fixtures import synthetic_conll
-from tests.helpers import SHARED_DIR, tiny_config
-from tests.squad_fixtures import DEMO_VOCAB, synthetic_squad
-from tests.swag_fixtures import synthetic_swag
+from tests.support.conll_fixtures import synthetic_conll
+from tests.support.helpers import SHARED_DIR, tiny_config
+from tests.support.squad_fixtures import DEMO_VOCAB, synthetic_squad
+from tests.support.swag_fixtures import synthetic_swag
 
 UNCASED_VOCAB = os.path.join(SHARED_DIR, "vocab", "bert-base-uncased-vocab.txt")
 

@@ -15,8 +15,8 @@ from bert_tf.tasks.task import FineTuningTask
 from bert_tf.tasks.glue.serving import classifier_serving
 from bert_tf.training.objectives import ClassificationObjective
 from bert_tf.training.trainer import TrainingOptions
-from tests.helpers import PROJECT_DIR, tiny_config
-from tests.serving import serve_export
+from tests.support.helpers import PROJECT_DIR, tiny_config
+from tests.support.serving import serve_export
 
 VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
 

@@ -10,8 +10,8 @@ from bert_tf.models import BertSpanLabeler, BertTagger
 from bert_tf.tasks.ner.serving import ner_serving
 from bert_tf.tasks.squad.serving import squad_serving
 from bert_tf.text import InGraphTokenizer
-from tests.helpers import tiny_config
-from tests.squad_fixtures import DEMO_VOCAB
+from tests.support.helpers import tiny_config
+from tests.support.squad_fixtures import DEMO_VOCAB
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +34,7 @@ def offset_signatures():
 def test_text_that_is_not_utf8_is_refused_by_name(offset_signatures,
                                                   signature, inputs, field):
   """Offsets need valid UTF-8: the request is refused naming the field,
-  in a message a client can decode (issue 34, item 10: the bytes were
-  copied into it)."""
+  in a message a client can decode (none of the request's bytes in it)."""
   with pytest.raises(tf.errors.InvalidArgumentError) as refusal:
     offset_signatures[signature](**{name: tf.constant([value])
                                     for name, value in inputs.items()})

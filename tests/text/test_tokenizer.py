@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from bert_tf import tokenization
 from bert_tf.text import InGraphTokenizer, pack_inputs
 from bert_tf.text.tokenizer import lower_case_differences
-from tests.tokenization_cases import (
+from tests.support.tokenization_cases import (
     VOCAB_CASES, corpus_lines, for_every_vocab_and_adversarial_texts,
     original_tokenize, vocab_path)
 

@@ -10,7 +10,7 @@ import tensorflow as tf
 import bert_tf
 from bert_tf.pretraining import features as pretraining_features
 from bert_tf.training import optimization
-from tests.helpers import (ORIGINAL_TINY, ORIGINAL_TINY_TRAIN,
+from tests.support.helpers import (ORIGINAL_TINY, ORIGINAL_TINY_TRAIN,
                            assert_checkpoints_close)
 
 TRAIN_DIR = ORIGINAL_TINY_TRAIN

@@ -5,7 +5,7 @@ import tensorflow as tf
 import bert_tf
 from bert_tf.data.batching import feature_lengths
 from bert_tf.training.predictor import Predictor
-from tests.helpers import tiny_config
+from tests.support.helpers import tiny_config
 
 
 def varied_features(count, seq_length=64, seed=0):

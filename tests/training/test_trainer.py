@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.helpers import (ORIGINAL_TINY_TRAIN, PROJECT_DIR,
+from tests.support.helpers import (ORIGINAL_TINY_TRAIN, PROJECT_DIR,
                            assert_checkpoints_close, read_scalars)
-from tests.training import reference_training
+from tests.support import reference_training
 
 ORIGINAL_CKPT_10 = os.path.join(ORIGINAL_TINY_TRAIN, "model.ckpt-10")
 
@@ -56,7 +56,7 @@ def test_mirrored_on_two_devices_equals_one_device(tmp_path):
   """Same global batch of 4: two replicas of 2 give one device's weights."""
   for strategy in ("one_device", "mirrored"):
     result = subprocess.run(
-        [sys.executable, "-m", "tests.training.reference_training",
+        [sys.executable, "-m", "tests.support.reference_training",
          str(tmp_path / strategy), strategy, "4"],
         cwd=PROJECT_DIR, capture_output=True, text=True, timeout=600,
         check=False)

@@ -1,0 +1,192 @@
+import fcntl
+import os
+import stat
+import uuid
+
+import pytest
+
+from bert_tf.files import file_io
+from tests.support.helpers import hold_in_another_process
+
+
+def test_atomic_write_replaces_only_when_complete(tmp_path):
+  path = tmp_path / "out.txt"
+  path.write_text("old")
+  with file_io.atomic_write(str(path)) as writer:
+    writer.write("new")
+    assert path.read_text() == "old"  # not yet visible
+  assert path.read_text() == "new"
+  with pytest.raises(RuntimeError):
+    with file_io.atomic_write(str(path)) as writer:
+      writer.write("half")
+      raise RuntimeError("interrupted")
+  assert path.read_text() == "new"
+  assert os.listdir(tmp_path) == ["out.txt"]
+
+
+def test_atomic_write_creates_missing_directories(tmp_path):
+  path = tmp_path / "new" / "dir" / "out.txt"
+  with file_io.atomic_write(str(path)) as writer:
+    writer.write("text")
+  assert path.read_text() == "text"
+
+
+def test_input_files_names_the_flag_and_the_glob(tmp_path):
+  (tmp_path / "b.txt").write_text("text")
+  (tmp_path / "a.txt").write_text("text")
+  (tmp_path / "empty.txt").write_text("")
+  assert file_io.input_files(f"{tmp_path}/[ab].txt") == [
+      str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+  with pytest.raises(ValueError, match="--corpus: .*nothing.txt matches no"):
+    file_io.input_files([str(tmp_path / "nothing.txt")], flag_name="--corpus")
+  with pytest.raises(ValueError, match="empty.txt is empty"):
+    file_io.input_files(f"{tmp_path}/a.txt,{tmp_path}/empty.txt")
+
+
+def special_files(directory):
+  """A FIFO, a character device (root only: mknod) and a directory, made
+  here, never the ones in /dev."""
+  made = {}
+  os.mkfifo(directory / "fifo")
+  made["a FIFO"] = directory / "fifo"
+  if os.geteuid() == 0:
+    os.mknod(directory / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    made["a character device"] = directory / "null"
+  (directory / "adir").mkdir()
+  made["a directory"] = directory / "adir"
+  return made
+
+
+def test_special_files_are_refused_not_replaced(tmp_path):
+  for kind, path in special_files(tmp_path).items():
+    before = os.stat(path)
+    with pytest.raises(ValueError, match=f"is {kind}, not a regular file"):
+      with file_io.atomic_write(str(path)) as writer:
+        writer.write("never written")
+    after = os.stat(path)
+    assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
+  assert not [name for name in os.listdir(tmp_path) if ".tmp-" in name]
+
+
+def test_a_symlink_is_written_through_to_its_target(tmp_path):
+  target = tmp_path / "data" / "target.txt"
+  target.parent.mkdir()
+  target.write_text("old")
+  link = tmp_path / "link.txt"
+  link.symlink_to(target)
+  with file_io.atomic_write(str(link)) as writer:
+    writer.write("new")
+  assert link.is_symlink() and os.readlink(link) == str(target)
+  assert target.read_text() == "new"
+  dangling = tmp_path / "dangling.txt"
+  dangling.symlink_to(tmp_path / "data" / "created.txt")
+  with file_io.atomic_write(str(dangling)) as writer:
+    writer.write("made")
+  assert dangling.is_symlink()
+  assert (tmp_path / "data" / "created.txt").read_text() == "made"
+
+
+def test_the_replaced_file_keeps_its_permissions(tmp_path):
+  path = tmp_path / "private.txt"
+  path.write_text("old")
+  path.chmod(0o600)
+  with file_io.atomic_write(str(path)) as writer:
+    writer.write("new")
+  assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_a_set_of_files_is_replaced_together_or_not_at_all(tmp_path):
+  paths = [tmp_path / name for name in ("a.txt", "b.txt", "c.txt")]
+  for path in paths:
+    path.write_text("old")
+  with pytest.raises(RuntimeError):
+    with file_io.AtomicFiles([str(path) for path in paths]) as files:
+      for file in files:
+        file.write("new")
+      assert [path.read_text() for path in paths] == ["old"] * 3
+      raise RuntimeError("the last file could not be finished")
+  assert [path.read_text() for path in paths] == ["old"] * 3
+  with pytest.raises(ValueError, match="adir is a directory"):
+    (tmp_path / "adir").mkdir()
+    with file_io.AtomicFiles([str(paths[0]), str(tmp_path / "adir")]):
+      pass
+  assert paths[0].read_text() == "old"
+  with file_io.AtomicFiles([str(path) for path in paths]) as files:
+    for file in files:
+      file.write("new")
+  assert [path.read_text() for path in paths] == ["new"] * 3
+  assert sorted(os.listdir(tmp_path)) == ["a.txt", "adir", "b.txt", "c.txt"]
+
+
+def test_an_output_given_twice_is_refused(tmp_path):
+  path = str(tmp_path / "a.txt")
+  with pytest.raises(ValueError, match="a.txt is given more than once"):
+    with file_io.AtomicFiles([path, path]):
+      pass
+
+
+def stale_name(path):
+  return f"{path}.tmp-{uuid.uuid4().hex}"
+
+
+def test_stale_temporaries_are_removed_and_held_ones_kept(tmp_path):
+  output = tmp_path / "out.txt"
+  stale = stale_name(output)
+  with open(stale, "w") as killed_run:
+    killed_run.write("left by a killed run")
+  held = stale_name(output)
+  unrelated = [tmp_path / "out.txt.tmp-notours", tmp_path / "other.txt.tmp-"
+               f"{uuid.uuid4().hex}", tmp_path / "out.txt.bak"]
+  for path in unrelated:
+    path.write_text("the user's")
+  with open(held, "w") as live_writer:
+    fcntl.flock(live_writer, fcntl.LOCK_EX)  # another writer, still running
+    with file_io.atomic_write(str(output)) as writer:
+      writer.write("new")
+    assert os.path.exists(held) and not os.path.exists(stale)
+  assert output.read_text() == "new"
+  assert all(path.read_text() == "the user's" for path in unrelated)
+
+
+def test_checkpoint_style_temporaries_go_as_a_group(tmp_path):
+  stem = stale_name(tmp_path / "model.ckpt-5")
+  for suffix in ("", ".index", ".data-00000-of-00001"):
+    (tmp_path / f"{os.path.basename(stem)}{suffix}").write_text("x")
+  (tmp_path / "model.ckpt-5.index").write_text("kept")
+  removed = file_io.remove_stale_temporaries(str(tmp_path),
+                                             r"model\.ckpt-\d+")
+  assert len(removed) == 3
+  assert os.listdir(tmp_path) == ["model.ckpt-5.index"]
+
+
+def test_input_files_refuses_special_files(tmp_path):
+  os.mkfifo(tmp_path / "fifo")
+  with pytest.raises(ValueError, match="fifo is a FIFO, not a file"):
+    file_io.input_files(str(tmp_path / "fifo"))
+
+
+def test_a_directory_is_owned_by_one_run_at_a_time(tmp_path):
+  directory = tmp_path / "output"
+  holder = hold_in_another_process(directory)
+  try:
+    with pytest.raises(ValueError, match=(
+        f"--output_dir={directory} is in use by another run "
+        f"\\(pid {holder.pid}\\)")):
+      with file_io.owned_directory(str(directory), "--output_dir"):
+        pass
+  finally:
+    holder.kill()  # as kill -9: the kernel lets go of the hold
+    holder.wait()
+  with file_io.owned_directory(str(directory), "--output_dir"):
+    with pytest.raises(ValueError, match=f"pid {os.getpid()}"):
+      with file_io.owned_directory(str(directory), "--output_dir"):
+        pass
+  with file_io.owned_directory(str(directory), "--output_dir", owned=False):
+    pass
+  assert os.listdir(directory) == []  # the lock file goes with its run
+  fresh = tmp_path / "fresh"
+  with pytest.raises(RuntimeError):
+    with file_io.owned_directory(str(fresh), "--output_dir"):
+      assert os.listdir(fresh) == [file_io.RUN_LOCK_FILE]
+      raise RuntimeError("the run failed before writing anything")
+  assert not fresh.exists()

@@ -1,0 +1,368 @@
+"""run_scripts/run_classifier.py end to end on small generated tasks."""
+
+import os
+import random
+import shutil
+
+import numpy as np
+import pytest
+
+import bert_tf
+from bert_tf import tokenization
+from bert_tf.tasks.glue import (examples as glue,
+                                features as classifier_features)
+from tests.support.helpers import (FINE_TUNING_FLAGS, ORIGINAL_TINY, PROJECT_DIR,
+                           assert_fails_in_one_line, assert_help_lists,
+                           run_script,
+                           run_script_cases, run_two_workers,
+                           save_listed_checkpoint, tiny_config)
+from tests.support.serving import serve_as_documented, serve_export
+
+VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
+POSITIVE = ["return", "this", "with", "that", "object"]
+NEGATIVE = ["string", "file", "from", "will", "default"]
+
+
+def filler_words():
+  with open(VOCAB, encoding="utf-8") as reader:
+    words = [line.strip() for line in reader]
+  return [word for word in words if word.isalpha() and len(word) > 3
+          and word not in POSITIVE + NEGATIVE][:300]
+
+
+def keyword_sentences(rng, count):
+  """Sentences of filler words with one keyword that decides the label."""
+  filler = filler_words()
+  for _ in range(count):
+    label = rng.randrange(2)
+    words = rng.sample(filler, rng.randint(3, 10))
+    words.insert(rng.randrange(len(words) + 1),
+                 rng.choice(POSITIVE if label else NEGATIVE))
+    yield " ".join(words), str(label)
+
+
+def write_tsv(path, header, rows):
+  path.parent.mkdir(parents=True, exist_ok=True)
+  path.write_text("\n".join("\t".join(row) for row in [header, *rows]) + "\n",
+                  encoding="utf-8")
+
+
+def write_config(path, **overrides):
+  config = tiny_config(**{"vocab_size": len(open(VOCAB).readlines()),
+                          **overrides})
+  path.write_text(config.to_json_string())
+  return str(path)
+
+
+def classify(tmp_path, data_dir, **overrides):
+  flag_values = {
+      "task_name": "SST-2", "data_dir": data_dir, "vocab_file": VOCAB,
+      "bert_config_file": write_config(tmp_path / "bert_config.json"),
+      "output_dir": tmp_path / "output", "max_seq_length": 32,
+      "learning_rate": 1e-3, "num_train_epochs": 5, "iterations_per_loop": 20,
+      "eval_batch_size": 64, "predict_batch_size": 16, "seed": 1,
+      **overrides}
+  return run_script("run_classifier.py", flag_values)
+
+
+@pytest.fixture(scope="module")
+def sentiment_run(tmp_path_factory):
+  """A keyword task in SST-2's files, learned from a random tiny model."""
+  tmp_path = tmp_path_factory.mktemp("sentiment")
+  rng = random.Random(0)
+  data_dir = tmp_path / "data"
+  write_tsv(data_dir / "train.tsv", ["sentence", "label"],
+            keyword_sentences(rng, 1000))
+  write_tsv(data_dir / "dev.tsv", ["sentence", "label"],
+            keyword_sentences(rng, 200))
+  test_texts = [text for text, _ in keyword_sentences(rng, 37)]
+  write_tsv(data_dir / "test.tsv", ["index", "sentence"],
+            [[str(100 + index), text] for index, text in
+             enumerate(test_texts)])
+  result = classify(tmp_path, str(data_dir), do_train=True, do_eval=True,
+                    do_predict=True, export_dir=tmp_path / "export")
+  assert result.returncode == 0, result.stderr
+  return tmp_path, test_texts
+
+
+def read_results(path):
+  with open(path) as reader:
+    return dict(line.rstrip("\n").split(" = ") for line in reader)
+
+
+def test_fine_tuning_learns_the_task(sentiment_run):
+  tmp_path, _ = sentiment_run
+  results = read_results(tmp_path / "output" / "eval_results.txt")
+  assert list(results) == ["eval_accuracy", "eval_loss", "global_step",
+                           "loss"]
+  assert results["global_step"] == str(int(1000 / 32 * 5))
+  assert float(results["eval_accuracy"]) >= 0.9
+
+
+@pytest.mark.rerun
+def test_bucket_by_length_learns_the_task_as_well(sentiment_run, tmp_path):
+  """--bucket_by_length trains on batches of one length each: the task is
+  learned as well (dev accuracy within noise of the mixed batches')."""
+  fixed_run, _ = sentiment_run
+  result = classify(tmp_path, str(fixed_run / "data"), do_train=True,
+                    do_eval=True, bucket_by_length=True)
+  assert result.returncode == 0, result.stderr
+  accuracy = {run: float(read_results(
+      run / "output" / "eval_results.txt")["eval_accuracy"])
+              for run in (fixed_run, tmp_path)}
+  assert accuracy[tmp_path] >= 0.9
+  assert abs(accuracy[tmp_path] - accuracy[fixed_run]) <= 0.05, accuracy
+
+
+def test_test_results_and_submission_file(sentiment_run):
+  tmp_path, test_texts = sentiment_run
+  lines = (tmp_path / "output" / "test_results.tsv").read_text().splitlines()
+  probabilities = np.array([[float(value) for value in line.split("\t")]
+                            for line in lines])
+  assert probabilities.shape == (len(test_texts), 2)
+  np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-5)
+  submission = (tmp_path / "output" / "SST-2.tsv").read_text().splitlines()
+  assert submission[0] == "index\tprediction"
+  rows = [line.split("\t") for line in submission[1:]]
+  assert [index for index, _ in rows] == [str(100 + i)
+                                          for i in range(len(test_texts))]
+  assert [label for _, label in rows] == [
+      str(row.argmax()) for row in probabilities]
+  # the model learned the keywords
+  expected = ["1" if set(text.split()) & set(POSITIVE) else "0"
+              for text in test_texts]
+  assert np.mean([label == want for (_, label), want in
+                  zip(rows, expected)]) >= 0.9
+
+
+def query_export(tmp_path, version_dir, task, examples, max_seq_length=32,
+                 documented_model=None):
+  """Both signatures' answers for the examples, served without bert_tf
+  (and the documentation's requests to documented_model, answered as it
+  shows)."""
+  features = classifier_features.convert_examples(
+      examples, task, tokenization.FullTokenizer(VOCAB, True), max_seq_length)
+  texts = {"text_a": [example.text_a for example in examples]}
+  if task.has_text_pairs:
+    texts["text_b"] = [example.text_b for example in examples]
+  requests = {"serving_default": {name: features[name] for name in
+                                  ("input_ids", "input_mask", "segment_ids")},
+              "serve_text": texts}
+  signatures, outputs = serve_as_documented(
+      version_dir, requests, tmp_path, documented_model) if documented_model \
+      else serve_export(version_dir, requests, tmp_path)
+  assert signatures == ["serve_text", "serving_default"]
+  return {"by_ids": outputs["serving_default"],
+          "by_text": outputs["serve_text"]}
+
+
+def test_export_serves_ids_and_raw_text_like_the_library(sentiment_run):
+  tmp_path, test_texts = sentiment_run
+  assert sorted(os.listdir(tmp_path / "export")) == ["1"]
+  task = glue.get_task("sst-2")
+  examples = glue.read_examples(task, str(tmp_path / "data"), "test")
+  answer = query_export(tmp_path, tmp_path / "export" / "1", task, examples,
+                        documented_model="sst2")
+  library = np.loadtxt(tmp_path / "output" / "test_results.tsv", ndmin=2)
+  np.testing.assert_allclose(answer["by_ids"]["probabilities"], library,
+                             atol=1e-5)
+  np.testing.assert_allclose(answer["by_text"]["probabilities"], library,
+                             atol=1e-5)
+  submission = (tmp_path / "output" / "SST-2.tsv").read_text().splitlines()
+  assert answer["by_text"]["labels"] == [line.split("\t")[1]
+                                         for line in submission[1:]]
+
+
+def test_a_finished_run_resumes_and_exports_a_new_version(sentiment_run):
+  tmp_path, _ = sentiment_run
+  result = classify(tmp_path, str(tmp_path / "data"), do_train=True,
+                    export_dir=tmp_path / "export")
+  assert result.returncode == 0, result.stderr
+  assert "Already trained to step 156 of 156" in result.stderr
+  assert sorted(os.listdir(tmp_path / "export")) == ["1", "2"]
+
+
+@pytest.mark.shared
+def test_fine_tuning_starts_from_the_init_checkpoint(tmp_path):
+  """With learning rate 0, the run's checkpoint holds the released encoder
+  unchanged and a fresh output_weights/output_bias head."""
+  import tensorflow as tf
+  vocab = tmp_path / "vocab.txt"
+  vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+                             + [f"word{i}" for i in range(94)]) + "\n")
+  data_dir = tmp_path / "data"
+  write_tsv(data_dir / "train.tsv", ["sentence", "label"],
+            [[f"word{i} word{i + 1}", str(i % 2)] for i in range(8)])
+  result = classify(
+      tmp_path, str(data_dir), do_train=True, vocab_file=vocab,
+      bert_config_file=os.path.join(ORIGINAL_TINY, "bert_config.json"),
+      init_checkpoint=os.path.join(ORIGINAL_TINY, "bert_model.ckpt"),
+      learning_rate=0.0, num_train_epochs=1, train_batch_size=4)
+  assert result.returncode == 0, result.stderr
+  ours = tf.train.load_checkpoint(str(tmp_path / "output" / "model.ckpt-2"))
+  released = tf.train.load_checkpoint(os.path.join(ORIGINAL_TINY,
+                                                   "bert_model.ckpt"))
+  encoder = [name for name in released.get_variable_to_shape_map()
+             if name.startswith("bert/")]
+  assert len(encoder) == 39
+  for name in encoder:
+    np.testing.assert_array_equal(ours.get_tensor(name),
+                                  released.get_tensor(name), err_msg=name)
+  shapes = ours.get_variable_to_shape_map()
+  assert shapes["output_weights"] == [2, 32]
+  assert shapes["output_bias"] == [2]
+  assert "output_weights/adam_m" in shapes
+  assert not any(name.startswith("cls/") for name in shapes)
+
+
+def test_multi_worker_predictions_keep_the_test_order(sentiment_run):
+  """Two workers split each batch; Trainer.predict puts the gathered
+  outputs back in file order, padding dropped (37 examples, batches of 16)."""
+  tmp_path, _ = sentiment_run
+  output_dir = tmp_path / "two_workers"
+  shutil.copytree(tmp_path / "output", output_dir)
+  for name in ("test_results.tsv", "SST-2.tsv"):
+    (output_dir / name).unlink()
+  run_two_workers("run_classifier.py", {
+      "task_name": "SST-2", "data_dir": tmp_path / "data",
+      "vocab_file": VOCAB, "bert_config_file": tmp_path / "bert_config.json",
+      "output_dir": output_dir, "max_seq_length": 32,
+      "predict_batch_size": 16, "do_predict": True})
+  np.testing.assert_allclose(
+      np.loadtxt(output_dir / "test_results.tsv"),
+      np.loadtxt(tmp_path / "output" / "test_results.tsv"), atol=1e-5)
+  assert (output_dir / "SST-2.tsv").read_text() == (
+      tmp_path / "output" / "SST-2.tsv").read_text()
+
+
+STS_HEADER = ["index", "genre", "filename", "year", "old_index", "source1",
+              "source2", "sentence1", "sentence2", "score"]
+
+
+def test_sts_b_regression_exports_predictions(tmp_path):
+  rng = random.Random(1)
+  data_dir = tmp_path / "data"
+  rows = lambda count, labelled: [
+      [str(index), "main", "f", "2012", "0", "s", "s", a, b]
+      + ([f"{float(label) * 5:.1f}"] if labelled else [])
+      for index, (a, label), (b, _) in zip(
+          range(count), keyword_sentences(rng, count),
+          keyword_sentences(rng, count))]
+  write_tsv(data_dir / "train.tsv", STS_HEADER, rows(64, True))
+  write_tsv(data_dir / "dev.tsv", STS_HEADER, rows(16, True))
+  write_tsv(data_dir / "test.tsv", STS_HEADER[:-1], rows(5, False))
+  result = classify(tmp_path, str(data_dir), task_name="STS-B",
+                    do_train=True, do_eval=True, do_predict=True,
+                    num_train_epochs=1, export_dir=tmp_path / "export")
+  assert result.returncode == 0, result.stderr
+  results = read_results(tmp_path / "output" / "eval_results.txt")
+  assert list(results) == ["eval_loss", "global_step", "loss", "pearson",
+                           "spearman"]
+  predictions = np.loadtxt(tmp_path / "output" / "test_results.tsv")
+  assert predictions.shape == (5,)
+  task = glue.get_task("sts-b")
+  answer = query_export(tmp_path, tmp_path / "export" / "1", task,
+                        glue.read_examples(task, str(data_dir), "test"))
+  np.testing.assert_allclose(answer["by_text"]["predictions"], predictions,
+                             atol=1e-5)
+  assert "labels" not in answer["by_text"]
+
+
+MNLI_COLUMNS = ["index", "promptID", "pairID", "genre", "s1_binary",
+                "s2_binary", "s1_parse", "s2_parse", "sentence1", "sentence2"]
+
+
+# Which files a run writes, and how it ranks: Python's work, the same on
+# every TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
+def test_mnli_writes_matched_and_mismatched_results(tmp_path):
+  rng = random.Random(2)
+  labels = ["contradiction", "entailment", "neutral"]
+  def rows(count, labelled):
+    return [[str(index), "1", "1n", "fiction", "-", "-", "-", "-", a, b]
+            + ([labels[int(label)]] if labelled else [])
+            for index, (a, label), (b, _) in zip(
+                range(count), keyword_sentences(rng, count),
+                keyword_sentences(rng, count))]
+  data_dir = tmp_path / "data"
+  write_tsv(data_dir / "train.tsv", MNLI_COLUMNS + ["gold_label"],
+            rows(64, True))
+  for name in ("dev_matched", "dev_mismatched"):
+    write_tsv(data_dir / f"{name}.tsv", MNLI_COLUMNS + ["gold_label"],
+              rows(10, True))
+  for name in ("test_matched", "test_mismatched"):
+    write_tsv(data_dir / f"{name}.tsv", MNLI_COLUMNS, rows(6, False))
+  result = classify(tmp_path, str(data_dir), task_name="MNLI", do_train=True,
+                    do_eval=True, do_predict=True, num_train_epochs=1)
+  assert result.returncode == 0, result.stderr
+  output = tmp_path / "output"
+  for suffix in ("", "_mismatched"):
+    assert "eval_accuracy" in read_results(output / f"eval_results{suffix}.txt")
+    assert np.loadtxt(output / f"test_results{suffix}.tsv").shape == (6, 3)
+  for name in ("MNLI-m.tsv", "MNLI-mm.tsv"):
+    rows = (output / name).read_text().splitlines()[1:]
+    assert len(rows) == 6
+    assert {row.split("\t")[1] for row in rows} <= set(labels)
+
+
+def bad_input_cases(tmp_path):
+  """{message: (train rows, flag overrides)}; files made under tmp_path."""
+  os.mkfifo(tmp_path / "fifo")
+  (tmp_path / "notes.txt").write_text("the user's")
+  other_model = tmp_path / "other_model"
+  config = write_config(tmp_path / "bert_config.json")
+  save_listed_checkpoint(
+      bert_tf.BertPretrainer(bert_tf.BertConfig.from_json_file(config)),
+      str(other_model), 3)
+  good = [["a good film", "1"]]
+  return {
+      "train.tsv:3: expected at least 2 tab-separated columns, found 1":
+          ([["a good film", "1"], ["no label column"]], {}),
+      "train.tsv:2: label 'positive' is not one of \\['0', '1'\\]":
+          ([["a good film", "positive"]], {}),
+      "train.tsv: no examples": ([], {}),
+      "--task_name=imdb: unknown task": (good, {"task_name": "imdb"}),
+      "dev.tsv: no such file": (good, {"do_eval": True}),
+      f"vocab.txt: {len(open(VOCAB).readlines())} tokens, but vocab_size in "
+      f".*small_vocab.json is 500":
+          (good, {"bert_config_file": write_config(
+              tmp_path / "small_vocab.json", vocab_size=500)}),
+      "model.ckpt-3 is a checkpoint of another model \\(it lacks "
+      "output_weights, output_bias\\)": (good, {"output_dir": other_model}),
+      "--output_dir=.*notes.txt is a file, not a directory":
+          (good, {"output_dir": tmp_path / "notes.txt"}),
+      "--export_dir=.*fifo is a FIFO, not a directory":
+          (good, {"export_dir": tmp_path / "fifo"}),
+      "--output_dir=.*SST-2.tsv is a FIFO, not a regular file":
+          (good, {"do_predict": True}),
+  }
+
+
+def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path):
+  cases = bad_input_cases(tmp_path)
+  flag_values = []
+  for number, (train_rows, overrides) in enumerate(cases.values()):
+    data_dir = tmp_path / f"data{number}"
+    write_tsv(data_dir / "train.tsv", ["sentence", "label"], train_rows)
+    write_tsv(data_dir / "test.tsv", ["index", "sentence"], [["0", "a"]])
+    output_dir = tmp_path / f"output{number}"
+    output_dir.mkdir()
+    os.mkfifo(output_dir / "SST-2.tsv")
+    flag_values.append({
+        "task_name": "SST-2", "data_dir": data_dir, "vocab_file": VOCAB,
+        "bert_config_file": tmp_path / "bert_config.json",
+        "output_dir": output_dir, "max_seq_length": 32, "do_train": True,
+        "train_batch_size": 1,
+        **overrides})
+  results = run_script_cases("run_classifier.py", flag_values)
+  for number, (message, result) in enumerate(zip(cases, results)):
+    assert_fails_in_one_line(result, "run_classifier", message)
+    assert os.listdir(tmp_path / f"output{number}") == ["SST-2.tsv"]
+  assert sorted(os.listdir(tmp_path / "other_model")) == [
+      "checkpoint", "model.ckpt-3.data-00000-of-00001", "model.ckpt-3.index"]
+  assert (tmp_path / "notes.txt").read_text() == "the user's"
+
+
+def test_help_lists_the_original_flags():
+  assert_help_lists("run_classifier.py",
+                    FINE_TUNING_FLAGS + ("task_name", "data_dir"))
