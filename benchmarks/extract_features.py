@@ -41,9 +41,9 @@ SHARED_DIR = os.path.join(os.path.dirname(PROJECT_DIR), "shared")
 # pylint: disable=g-import-not-at-top,wrong-import-position
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import bert_tf
-from bert_tf.tasks.glue import examples as glue
-from bert_tf.features.jsonl import jsonl_line
 from bert_tf.features import output_files
+from bert_tf.features.jsonl import jsonl_line
+from bert_tf.tasks.glue import examples as glue
 from tests.support.original_extract_features import originals_line
 
 _GLUE_DEV = ("SST-2", "CoLA", "MRPC", "RTE")

@@ -48,9 +48,9 @@ import tensorflow as tf
 from official.nlp.modeling import models as mg_models
 from bert_tf import tokenization
 from bert_tf.data import batching
-from bert_tf.tasks.glue import examples as glue
 from bert_tf.data.batching import feature_lengths
 from bert_tf.models.classifier import BertClassifier
+from bert_tf.tasks.glue import examples as glue
 from bert_tf.tasks.glue.task import GlueTask
 from bert_tf.training.objectives import ClassificationObjective
 from bert_tf.training.predictor import Predictor

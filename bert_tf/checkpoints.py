@@ -15,8 +15,8 @@ import logging
 import tensorflow as tf
 
 from bert_tf import huggingface
-from bert_tf.files import file_io
 from bert_tf.checkpoint_names import encoder_names
+from bert_tf.files import file_io
 
 logger = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ import shutil
 import tensorflow as tf
 
 from bert_tf import checkpoints, huggingface, vocabulary
-from bert_tf.files import file_io
 from bert_tf.config import BertConfig
+from bert_tf.files import file_io
 
 logger = logging.getLogger(__name__)
 

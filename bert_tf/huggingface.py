@@ -22,9 +22,9 @@ import re
 import ml_dtypes  # pylint: disable=unused-import
 import numpy as np
 
-from bert_tf.files import file_io
 from bert_tf.checkpoint_names import encoder_names
 from bert_tf.config import BertConfig, parse_json_object
+from bert_tf.files import file_io
 from bert_tf.tasks.ner import examples as conll
 
 CONFIG_FILE = "config.json"

@@ -16,8 +16,8 @@ from absl import flags
 
 import program
 from bert_tf import tokenization
-from bert_tf.files import file_io
 from bert_tf.data import tfrecords
+from bert_tf.files import file_io
 from bert_tf.pretraining import features as pretraining_features
 
 flags.DEFINE_string("input_file", None,

@@ -15,8 +15,8 @@ import tensorflow as tf
 import bert_tf
 from bert_tf import checkpoints, conversion, huggingface
 from tests.support.helpers import (ORIGINAL_TINY, PROJECT_DIR, SHARED_DIR,
-                           assert_fails_in_one_line, run_script,
-                           run_script_cases)
+                                   assert_fails_in_one_line, run_script,
+                                   run_script_cases)
 from tests.support.serving import serve_export
 from tests.support.squad_fixtures import synthetic_squad
 

@@ -1,1 +1,2 @@
-"""extract_features: each line's contextual embeddings, as JSONL or npz, and their export."""
+"""extract_features: each line's contextual embeddings, as JSONL or npz,
+and their export."""

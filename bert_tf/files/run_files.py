@@ -10,8 +10,8 @@ import logging
 import os
 
 from bert_tf import checkpoints, huggingface
-from bert_tf.files import file_io, output_paths
 from bert_tf.config import BertConfig
+from bert_tf.files import file_io, output_paths
 from bert_tf.training.checkpoint_manager import STATE_FILE, checkpoint_names
 
 logger = logging.getLogger(__name__)

@@ -5,8 +5,8 @@ import itertools
 import logging
 import time
 
-from bert_tf.files import file_io
 from bert_tf.data import tfrecords
+from bert_tf.files import file_io
 
 logger = logging.getLogger(__name__)
 

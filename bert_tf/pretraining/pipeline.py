@@ -15,12 +15,11 @@ import random
 import time
 
 from bert_tf import collector, forked, tokenization
+from bert_tf.data.tfrecords import RoundRobinWriter
 from bert_tf.files import file_io
 from bert_tf.pretraining import features as pretraining_features
 from bert_tf.pretraining.documents import read_documents
-from bert_tf.pretraining.instances import (Vocabulary,
-                                                instance_passes, shuffle)
-from bert_tf.data.tfrecords import RoundRobinWriter
+from bert_tf.pretraining.instances import Vocabulary, instance_passes, shuffle
 
 logger = logging.getLogger(__name__)
 

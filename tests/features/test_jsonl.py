@@ -11,8 +11,8 @@ from hypothesis.extra import numpy as hnp
 
 import bert_tf
 from bert_tf import tokenization
-from bert_tf.features.jsonl import jsonl_line, rounded_values
 from bert_tf.data.text_inputs import encode_texts
+from bert_tf.features.jsonl import jsonl_line, rounded_values
 from bert_tf.features.text_lines import LineExample, read_lines
 from bert_tf.layers.layer_combination import select_layers
 from tests.support.helpers import ORIGINAL_TINY, PROJECT_DIR

@@ -5,7 +5,7 @@ import pytest
 
 from bert_tf.layers import layer_combination
 from bert_tf.layers.layer_combination import (CONCAT, EMBEDDINGS,
-                                              WEIGHTED_SUM, LayerCombination)
+                                              LayerCombination, WEIGHTED_SUM)
 from tests.support.helpers import assert_layer_round_trips
 
 

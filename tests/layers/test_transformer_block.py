@@ -3,8 +3,8 @@ import pytest
 
 from bert_tf.layers.activations import gelu_exact
 from bert_tf.layers.transformer_block import TransformerBlock
-from tests.support.helpers import assert_layer_round_trips
 from tests.layers.test_attention import numpy_attention
+from tests.support.helpers import assert_layer_round_trips
 
 
 def numpy_layer_norm(x, layer):

@@ -5,7 +5,8 @@ import tensorflow as tf
 
 import bert_tf
 from bert_tf.training.optimization import create_optimizer
-from tests.support.helpers import random_inputs, tiny_config
+from tests.support.helpers import (assert_model_round_trips, random_inputs,
+                                   tiny_config)
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
 
@@ -77,6 +78,4 @@ def test_padding_does_not_reach_the_bilstm():
 
 
 def test_round_trips_through_its_config():
-  model = feature_tagger()
-  clone = bert_tf.models.BertFeatureTagger.from_config(model.get_config())
-  assert clone.get_config() == model.get_config()
+  assert_model_round_trips(feature_tagger(), inputs(), "logits")

@@ -4,11 +4,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.pretraining import features as pretraining_features
-from bert_tf.pretraining.dataset import (find_bad_record,
-                                              pretraining_dataset)
-from bert_tf.pretraining.instances import TrainingInstance
 from bert_tf.data.tfrecords import RoundRobinWriter
+from bert_tf.pretraining import features as pretraining_features
+from bert_tf.pretraining.dataset import find_bad_record, pretraining_dataset
+from bert_tf.pretraining.instances import TrainingInstance
 
 
 def write_file(path, first_ids, count=3, max_seq_length=8):

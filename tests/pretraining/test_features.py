@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_tf.data.tfrecords import RoundRobinWriter
 from bert_tf.pretraining import features as pretraining_features
 from bert_tf.pretraining.instances import TrainingInstance
-from bert_tf.data.tfrecords import RoundRobinWriter
 
 INSTANCE = TrainingInstance(input_ids=[101, 7, 8, 102, 9, 102],
                             first_segment_length=4,

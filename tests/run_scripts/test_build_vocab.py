@@ -9,7 +9,7 @@ import pytest
 from bert_tf import tokenization, vocabulary
 from bert_tf.data.tfrecords import RoundRobinWriter
 from tests.support.helpers import (PROJECT_DIR, assert_fails_in_one_line,
-                           run_script_cases)
+                                   run_script_cases)
 
 SCRIPT = os.path.join(PROJECT_DIR, "run_scripts", "build_vocab.py")
 VOCAB_SIZE = 300

@@ -11,8 +11,9 @@ import tensorflow as tf
 from safetensors.numpy import load_file
 
 from bert_tf import checkpoints, conversion
-from tests.support.helpers import (PROJECT_DIR, SHARED_DIR, assert_fails_in_one_line,
-                           assert_help_lists, run_script_cases)
+from tests.support.helpers import (PROJECT_DIR, SHARED_DIR,
+                                   assert_fails_in_one_line, assert_help_lists,
+                                   run_script_cases)
 
 COMMUNITY = os.path.join(PROJECT_DIR, "tests", "fixtures",
                          "community_checkpoint", "biobert_style")

@@ -15,8 +15,8 @@ from bert_tf import tokenization
 from bert_tf.pretraining import (instances as pretraining_instances,
                                  pipeline as pretraining_data)
 from bert_tf.vocabulary import demo_vocab_file as vocabulary_file
-from tests.support.helpers import (PROJECT_DIR, SHARED_DIR, assert_fails_in_one_line,
-                           run_script_cases)
+from tests.support.helpers import (PROJECT_DIR, SHARED_DIR,
+                                   assert_fails_in_one_line, run_script_cases)
 
 REFERENCE_DIR = os.path.join(SHARED_DIR, "reference", "create_pretraining_data")
 SCRIPT = os.path.join(PROJECT_DIR, "run_scripts", "create_pretraining_data.py")

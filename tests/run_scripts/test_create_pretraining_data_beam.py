@@ -14,8 +14,8 @@ from bert_tf.data import tfrecords
 from bert_tf.pretraining import pipeline as pretraining_data
 from bert_tf.pretraining.instances import InstanceOptions
 from bert_tf.vocabulary import demo_vocab_file
-from tests.support.helpers import assert_fails_in_one_line
 from tests.run_scripts.test_create_pretraining_data import SCRIPT, run_script
+from tests.support.helpers import assert_fails_in_one_line
 
 pytestmark = pytest.mark.beam
 

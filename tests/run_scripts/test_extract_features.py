@@ -11,8 +11,8 @@ import bert_tf
 from bert_tf import tokenization
 from bert_tf.data.text_inputs import encode_texts
 from tests.support.helpers import (ORIGINAL_TINY, PROJECT_DIR,
-                           assert_fails_in_one_line, assert_help_lists, run_script,
-                           run_script_cases, tiny_config)
+                                   assert_fails_in_one_line, assert_help_lists,
+                                   run_script_cases, tiny_config)
 from tests.support.serving import serve_as_documented
 
 FIXTURES = os.path.join(PROJECT_DIR, "tests", "fixtures", "extract_features")

@@ -4,11 +4,11 @@ import sys
 
 import pytest
 
+from bert_tf.data.tfrecords import RoundRobinWriter
 from bert_tf.pretraining import features as pretraining_features
 from bert_tf.pretraining.instances import TrainingInstance
-from bert_tf.data.tfrecords import RoundRobinWriter
-from tests.support.helpers import (PROJECT_DIR, SHARED_DIR, assert_fails_in_one_line,
-                           run_script_cases)
+from tests.support.helpers import (PROJECT_DIR, SHARED_DIR,
+                                   assert_fails_in_one_line, run_script_cases)
 
 SCRIPT = os.path.join(PROJECT_DIR, "run_scripts", "inspect_tfrecords.py")
 RECORDS = os.path.join(SHARED_DIR, "reference", "create_pretraining_data",

@@ -11,11 +11,11 @@ import bert_tf
 from bert_tf import tokenization
 from bert_tf.tasks.glue import (examples as glue,
                                 features as classifier_features)
-from tests.support.helpers import (FINE_TUNING_FLAGS, ORIGINAL_TINY, PROJECT_DIR,
-                           assert_fails_in_one_line, assert_help_lists,
-                           run_script,
-                           run_script_cases, run_two_workers,
-                           save_listed_checkpoint, tiny_config)
+from tests.support.helpers import (FINE_TUNING_FLAGS, ORIGINAL_TINY,
+                                   PROJECT_DIR, assert_fails_in_one_line,
+                                   assert_help_lists, run_script,
+                                   run_script_cases, run_two_workers,
+                                   save_listed_checkpoint, tiny_config)
 from tests.support.serving import serve_as_documented, serve_export
 
 VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")

@@ -8,14 +8,15 @@ from seqeval.metrics.sequence_labeling import get_entities
 
 import bert_tf
 from bert_tf import tokenization
+from bert_tf.layers import layer_combination
 from bert_tf.tasks.ner import examples as conll, features as tagging_features
 from bert_tf.tasks.ner.metrics import entity_metrics
-from bert_tf.layers import layer_combination
 from tests.support.conll_fixtures import synthetic_conll
 from tests.support.helpers import (FINE_TUNING_FLAGS,
-                           assert_cases_fail_before_writing,
-                           assert_checkpoints_close, assert_help_lists,
-                           kill_after_checkpoint, run_script, tiny_config)
+                                   assert_cases_fail_before_writing,
+                                   assert_checkpoints_close, assert_help_lists,
+                                   kill_after_checkpoint, run_script,
+                                   tiny_config)
 from tests.support.serving import serve_as_documented, serve_export
 from tests.support.squad_fixtures import DEMO_VOCAB
 

@@ -18,10 +18,11 @@ from bert_tf.pretraining.instances import TrainingInstance
 from bert_tf.training import optimization
 from bert_tf.training.checkpoint_manager import CheckpointManager
 from tests.support.helpers import (ORIGINAL_TINY, ORIGINAL_TINY_TRAIN,
-                           assert_checkpoints_close, assert_fails_in_one_line,
-                           free_port, kill_after_checkpoint, read_scalars,
-                           run_script, run_script_cases, run_two_workers,
-                           save_listed_checkpoint)
+                                   assert_checkpoints_close,
+                                   assert_fails_in_one_line, free_port,
+                                   kill_after_checkpoint, read_scalars,
+                                   run_script, run_script_cases,
+                                   run_two_workers, save_listed_checkpoint)
 
 ORIGINAL_FLAGS = {
     "input_file": os.path.join(ORIGINAL_TINY_TRAIN, "batch.tfrecord"),

@@ -15,17 +15,17 @@ import tensorflow as tf
 
 import bert_tf
 from bert_tf import tokenization
-from bert_tf.tasks.task import SplitData
+from bert_tf.models import BertSpanLabeler
 from bert_tf.tasks.squad import examples as squad, features as squad_features
 from bert_tf.tasks.squad.answers import AnswerOptions
-from bert_tf.models import BertSpanLabeler
 from bert_tf.tasks.squad.task import SquadTask
+from bert_tf.tasks.task import SplitData
 from bert_tf.training.predictor import Predictor
-from tests.support.helpers import (FINE_TUNING_FLAGS,
-                           assert_cases_fail_before_writing,
-                           assert_help_lists, run_script, run_script_cases,
-                           run_two_workers, save_listed_checkpoint,
-                           tiny_config, SHARED_DIR)
+from tests.support.helpers import (FINE_TUNING_FLAGS, SHARED_DIR,
+                                   assert_cases_fail_before_writing,
+                                   assert_help_lists, run_script,
+                                   run_script_cases, run_two_workers,
+                                   save_listed_checkpoint, tiny_config)
 from tests.support.serving import serve_as_documented, serve_export
 from tests.support.squad_fixtures import DEMO_VOCAB, synthetic_squad
 

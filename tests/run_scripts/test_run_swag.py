@@ -10,11 +10,10 @@ from bert_tf import tokenization
 from bert_tf.tasks.swag import (examples as swag,
                                 features as multiple_choice_features)
 from tests.support.helpers import (FINE_TUNING_FLAGS,
-                           assert_cases_fail_before_writing,
-                           assert_fails_in_one_line, assert_help_lists,
-                           hold_in_another_process, run_on_a_full_disk,
-                           run_script,
-                           run_script_cases, tiny_config)
+                                   assert_cases_fail_before_writing,
+                                   assert_fails_in_one_line, assert_help_lists,
+                                   hold_in_another_process, run_on_a_full_disk,
+                                   run_script, run_script_cases, tiny_config)
 from tests.support.serving import serve_as_documented
 from tests.support.squad_fixtures import DEMO_VOCAB
 from tests.support.swag_fixtures import synthetic_swag, write_swag

@@ -4,8 +4,8 @@ shards of one corpus, written together."""
 import os
 
 from bert_tf import tokenization
-from bert_tf.pretraining import corpus_shards, documents
 from bert_tf.data.tfrecords import RoundRobinWriter
+from bert_tf.pretraining import corpus_shards, documents
 from bert_tf.vocabulary import demo_vocab_file
 from tests.support.helpers import assert_fails_in_one_line, run_script_cases
 

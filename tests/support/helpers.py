@@ -67,6 +67,19 @@ def assert_layer_round_trips(layer, *call_args):
                                 np.asarray(expected))
 
 
+def assert_model_round_trips(model, inputs, output_name):
+  """The model harness: get_config -> from_config gives an equal config
+  and, with the same weights, the same `output_name` output; returns the
+  clone."""
+  clone = type(model).from_config(model.get_config())
+  assert clone.get_config() == model.get_config()
+  assert len(clone.weights) == len(model.weights) > 0
+  clone.set_weights(model.get_weights())
+  np.testing.assert_array_equal(np.asarray(clone(inputs)[output_name]),
+                                np.asarray(model(inputs)[output_name]))
+  return clone
+
+
 def run_script(script, flag_values, env=None, timeout=600):
   """Runs run_scripts/<script>.py with --name=value flags; never raises."""
   args = [f"--{name}={value}" for name, value in flag_values.items()]

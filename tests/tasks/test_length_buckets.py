@@ -15,14 +15,14 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import tokenization
-from bert_tf.tasks.task import SplitData
-from bert_tf.tasks.glue import examples as glue
 from bert_tf.data.batching import bucket_length, feature_lengths
+from bert_tf.tasks.glue import examples as glue
 from bert_tf.tasks.glue.task import GlueTask
 from bert_tf.tasks.ner.task import NerTask
+from bert_tf.tasks.squad.answers import AnswerOptions
 from bert_tf.tasks.squad.task import SquadTask
 from bert_tf.tasks.swag.task import SwagTask
-from bert_tf.tasks.squad.answers import AnswerOptions
+from bert_tf.tasks.task import SplitData
 from bert_tf.training.predictor import Predictor
 from tests.support.conll_fixtures import synthetic_conll
 from tests.support.helpers import SHARED_DIR, tiny_config

@@ -4,10 +4,10 @@ through the signatures of the tasks that answer in character offsets."""
 import pytest
 import tensorflow as tf
 
-from bert_tf.tasks.ner import examples as conll
-from bert_tf.tasks.squad import answers as squad_answers
 from bert_tf.models import BertSpanLabeler, BertTagger
+from bert_tf.tasks.ner import examples as conll
 from bert_tf.tasks.ner.serving import ner_serving
+from bert_tf.tasks.squad import answers as squad_answers
 from bert_tf.tasks.squad.serving import squad_serving
 from bert_tf.text import InGraphTokenizer
 from tests.support.helpers import tiny_config

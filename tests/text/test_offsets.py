@@ -6,7 +6,8 @@ import tensorflow as tf
 
 from bert_tf.text.offsets import tokenize_with_offsets
 from bert_tf.text.tokenizer import clean_and_split
-from tests.support.tokenization_cases import for_every_vocab_and_adversarial_texts
+from tests.support.tokenization_cases import (
+                                              for_every_vocab_and_adversarial_texts)
 from tests.text.test_tokenizer import exact_ids, tokenizers
 
 

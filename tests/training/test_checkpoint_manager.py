@@ -7,7 +7,8 @@ import tensorflow as tf
 import bert_tf
 from bert_tf.training import optimization
 from bert_tf.training.checkpoint_manager import CheckpointManager
-from tests.support.helpers import random_inputs, save_listed_checkpoint, tiny_config
+from tests.support.helpers import (random_inputs, save_listed_checkpoint,
+                                   tiny_config)
 
 
 def train(model, optimizer, steps, manager=None, save_every=None, start=0):

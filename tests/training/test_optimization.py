@@ -11,7 +11,7 @@ import bert_tf
 from bert_tf.pretraining import features as pretraining_features
 from bert_tf.training import optimization
 from tests.support.helpers import (ORIGINAL_TINY, ORIGINAL_TINY_TRAIN,
-                           assert_checkpoints_close)
+                                   assert_checkpoints_close)
 
 TRAIN_DIR = ORIGINAL_TINY_TRAIN
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.support.helpers import (ORIGINAL_TINY_TRAIN, PROJECT_DIR,
-                           assert_checkpoints_close, read_scalars)
 from tests.support import reference_training
+from tests.support.helpers import (ORIGINAL_TINY_TRAIN, PROJECT_DIR,
+                                   assert_checkpoints_close, read_scalars)
 
 ORIGINAL_CKPT_10 = os.path.join(ORIGINAL_TINY_TRAIN, "model.ckpt-10")
 

@@ -12,11 +12,11 @@ where the original's get_final_text falls back, their whole words.
 
 import tensorflow as tf
 
-from bert_tf.tasks.squad.answers import LARGE_NULL_SCORE
 from bert_tf.tasks.serving import IdsServing, checked_texts, ids_signatures
+from bert_tf.tasks.squad.answers import LARGE_NULL_SCORE
+from bert_tf.tasks.squad.windows import doc_stride_windows
 from bert_tf.text.final_text import final_text
 from bert_tf.text.offsets import tokenize_with_offsets
-from bert_tf.tasks.squad.windows import doc_stride_windows
 from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN, UNK_TOKEN
 
 

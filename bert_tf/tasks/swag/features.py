@@ -10,8 +10,8 @@ Features (numpy, one row per example):
 
 import numpy as np
 
-from bert_tf.tasks.swag.examples import NUM_CHOICES
 from bert_tf.data.text_inputs import encode_texts
+from bert_tf.tasks.swag.examples import NUM_CHOICES
 
 
 def convert_examples(examples, tokenizer, max_seq_length):

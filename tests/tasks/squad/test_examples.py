@@ -6,8 +6,7 @@ import os
 
 import pytest
 
-from bert_tf.tasks.squad import examples as squad
-from bert_tf.tasks.squad import metrics as squad_metrics
+from bert_tf.tasks.squad import examples as squad, metrics as squad_metrics
 from tests.support.helpers import SHARED_DIR
 
 DEV_V1 = os.path.join(SHARED_DIR, "data", "squad", "dev-v1.1.json")

@@ -10,15 +10,15 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import tokenization
+from bert_tf.models import BertSpanLabeler
 from bert_tf.tasks.squad import (answers as squad_answers, examples as squad,
                                  features as squad_features)
-from bert_tf.models import BertSpanLabeler
 from bert_tf.tasks.squad.serving import (_best_spans, _has_piece,
                                          _piece_offset, squad_serving)
+from bert_tf.tasks.squad.windows import doc_stride_windows
 from bert_tf.text import InGraphTokenizer
 from bert_tf.text.final_text import final_text
 from bert_tf.text.offsets import tokenize_with_offsets
-from bert_tf.tasks.squad.windows import doc_stride_windows
 from tests.support.helpers import tiny_config
 from tests.support.squad_fixtures import DEMO_VOCAB, synthetic_squad
 
