@@ -2,8 +2,16 @@
 
 A table from each original name ("bert/encoder/layer_0/attention/self/query/
 kernel") to the attribute path of its Keras variable, since Keras 3 forbids
-"/" in layer names. Every weight keeps the original shape.
+"/" in layer names. Every weight keeps the original shape. Also the labels
+of run_ner's head rows, which a conversion to or from Hugging Face maps.
 """
+
+# run_ner's head (cls/ner/) has a row per CoNLL-2003 tag, in this order: O,
+# then B- and I- of each entity type (IOB2). Converting it to or from a
+# Hugging Face token classifier maps its rows by these labels.
+NER_ENTITY_TYPES = ("PER", "LOC", "ORG", "MISC")
+NER_LABELS = ("O",) + tuple(f"{prefix}-{entity}" for entity in NER_ENTITY_TYPES
+                            for prefix in ("B", "I"))
 
 # Original name -> attribute path from a BertEncoder.
 _EMBEDDING_NAMES = {

@@ -22,10 +22,9 @@ import re
 import ml_dtypes  # pylint: disable=unused-import
 import numpy as np
 
-from bert_tf.checkpoint_names import encoder_names
+from bert_tf.checkpoint_names import NER_LABELS, encoder_names
 from bert_tf.config import BertConfig, parse_json_object
 from bert_tf.files import file_io
-from bert_tf.tasks.ner import examples as conll
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -197,7 +196,7 @@ def _is_transposed(original):
 def num_labels_of(architecture_name, labels):
   """How many rows the head's output_weights has."""
   return {"BertForMultipleChoice": 1,
-          "BertForTokenClassification": len(conll.LABELS)}.get(
+          "BertForTokenClassification": len(NER_LABELS)}.get(
               architecture_name, len(labels))
 
 
@@ -241,7 +240,7 @@ class HuggingFaceFolder:
     self._rows = None
     if self.architecture_name == "BertForTokenClassification":
       self._rows = _tag_rows(self.labels, config_file)
-      self.labels = list(conll.LABELS)
+      self.labels = list(NER_LABELS)
     # The class's tensors (its pooler may be left out), and the pretraining
     # heads and pooler wherever they are stored too.
     required = [name for name in original_names(self.config, architecture)
@@ -398,7 +397,7 @@ def default_labels(architecture_name, count):
   """The labels of a head that names none: run_ner's for token
   classification, one for multiple choice, else transformers' LABEL_i."""
   if architecture_name == "BertForTokenClassification":
-    return list(conll.LABELS)
+    return list(NER_LABELS)
   if architecture_name == "BertForMultipleChoice":
     count = 1
   return [f"LABEL_{index}" for index in range(count)]
@@ -406,11 +405,11 @@ def default_labels(architecture_name, count):
 
 def _tag_rows(labels, config_file):
   """For each of run_ner's labels, its row in the folder's classifier."""
-  if sorted(labels) != sorted(conll.LABELS):
+  if sorted(labels) != sorted(NER_LABELS):
     raise ValueError(
         f"{config_file}: id2label {list(labels)} is not run_ner's label set "
-        f"{list(conll.LABELS)}")
-  return [labels.index(label) for label in conll.LABELS]
+        f"{list(NER_LABELS)}")
+  return [labels.index(label) for label in NER_LABELS]
 
 
 def check_do_lower_case(path, do_lower_case):

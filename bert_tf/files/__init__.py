@@ -1,3 +1,4 @@
 """The user's files, kept safe: inputs checked and read, outputs checked
-before any work and written whole (file_io, output_paths), a run's files
-(run_files) and SavedModel exports (export)."""
+before any work and written whole (file_io, output_paths: the base every
+module writes through), a run's files (run_files), its eval_results.txt
+(eval_results) and SavedModel exports (export)."""
