@@ -1,8 +1,8 @@
 """Flags every training script shares: the original's common flags
 (output, batch sizes, loop), plus model_flags' (model, checkpoint, TPU,
 distribution, precision) and the modern training options. A script defines
-its own flags, imports this module, and calls `model_flags.strategy()` and
-`options(...)`.
+its own flags, imports this module, and builds its options dataclass with
+`run_options()` and its strategy with `model_flags.strategy()`.
 """
 
 from absl import flags
@@ -53,11 +53,11 @@ def run_options():
       eval_batch_size=FLAGS.eval_batch_size,
       max_seq_length=FLAGS.max_seq_length,
       learning_rate=FLAGS.learning_rate, optimizer=FLAGS.optimizer,
-      seed=FLAGS.seed, training=options(num_train_steps=0))
+      seed=FLAGS.seed, training=_training_options())
 
 
-def options(num_train_steps):
-  """TrainingOptions from the flags.
+def _training_options():
+  """TrainingOptions from the flags (the runner sets num_train_steps).
 
   Raises:
     ValueError: a flag out of range, named.
@@ -68,7 +68,7 @@ def options(num_train_steps):
   # 0 keeps the weights as loaded.
   option_checks.check_not_negative(FLAGS, ("learning_rate",))
   return TrainingOptions(
-      num_train_steps=num_train_steps,
+      num_train_steps=0,
       save_checkpoints_steps=FLAGS.save_checkpoints_steps,
       iterations_per_loop=FLAGS.iterations_per_loop,
       gradient_accumulation_steps=FLAGS.gradient_accumulation_steps,

@@ -208,14 +208,14 @@ def create_in_parallel(input_files, output_dir, tokenizer_options, options,
   return RunSummary.of(list(summaries.values()), time.time() - start)
 
 
-_worker_tokenizers = {}
-
-
 def _log_as_this_process():
   """A worker logs as this process does (a fork inherits the handlers; a
   fresh interpreter gets them here)."""
   logging.basicConfig(level=logging.INFO,
                       format="%(asctime)s %(processName)s %(message)s")
+
+
+_worker_tokenizers = {}
 
 
 def create_shard(input_file, staged_file, tokenizer_options, options,
