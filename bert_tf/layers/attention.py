@@ -17,10 +17,10 @@ MASKED_SCORE = -10000.0
 class SelfAttention(keras.layers.Layer):
   """Scaled dot-product self-attention over `num_heads` heads.
 
-  Projects the input to query, key and value ([hidden, heads*head_size]
-  kernels, as the original's query/key/value dense layers, computed as one
-  matmul), masks padded keys
-  by adding -10000 to their scores, and returns the concatenated heads
+  Projects the input to query, key and value (Dense layers with
+  [hidden, heads*head_size] kernels, as the original's query/key/value
+  layers, so that Keras can quantize each), masks padded keys by adding
+  -10000 to their scores, and returns the concatenated heads
   [batch_size, seq_length, num_heads * head_size]. The output projection lives
   in TransformerBlock ("attention/output" in the original).
 
@@ -68,30 +68,22 @@ class SelfAttention(keras.layers.Layer):
     """
     batch_size, seq_length = ops.shape(hidden_states)[0], \
         ops.shape(hidden_states)[1]
-    # The three projections as one matmul of the kernels side by side
-    # ([hidden, 3 * heads * head_size]): one pass over the input instead of
-    # three. Checkpoints keep the original's three kernels; joining them
-    # anew each step is cheap beside the matmul. The original scales the
-    # scores by 1 / sqrt(head_size); scaling the query's kernel and bias
-    # instead is the same product (bit for bit when head_size is a power of
-    # 4, as in every released model) over far fewer numbers.
-    scale = 1.0 / math.sqrt(float(self.head_size))
-    kernel = ops.concatenate(
-        [self.query.kernel * scale, self.key.kernel, self.value.kernel],
-        axis=1)
-    bias = ops.concatenate(
-        [self.query.bias * scale, self.key.bias, self.value.bias], axis=0)
-    # [batch_size * seq_length, 3 * num_heads * head_size]
-    projected = ops.matmul(
-        ops.reshape(hidden_states, (-1, hidden_states.shape[-1])),
-        ops.cast(kernel, hidden_states.dtype))
-    projected += ops.cast(bias, projected.dtype)
-    # [3, batch_size, num_heads, seq_length, head_size]: one transpose for
-    # the three.
-    projected = ops.transpose(ops.reshape(projected, (
-        batch_size, seq_length, 3, self.num_heads, self.head_size)),
-                              (2, 0, 3, 1, 4))
-    query, key, value = ops.unstack(projected, 3, axis=0)
+    # [batch_size * seq_length, hidden_size]: each projection is then one
+    # matmul with its bias, as in the original's attention_layer.
+    matrix = ops.reshape(hidden_states, (-1, hidden_states.shape[-1]))
+
+    def heads(projection):
+      # [batch_size, num_heads, seq_length, head_size]
+      return ops.transpose(ops.reshape(projection(matrix), (
+          batch_size, seq_length, self.num_heads, self.head_size)),
+                           (0, 2, 1, 3))
+
+    # The original scales the scores by 1 / sqrt(head_size); scaling the
+    # query is the same product (bit for bit when head_size is a power of 4,
+    # as in every released model) over fewer numbers.
+    query = heads(self.query) * ops.cast(
+        1.0 / math.sqrt(float(self.head_size)), hidden_states.dtype)
+    key, value = heads(self.key), heads(self.value)
 
     # [batch_size, num_heads, from_seq_length, to_seq_length]
     scores = tf.matmul(query, key, transpose_b=True)
