@@ -1,19 +1,33 @@
 """bert_tf: Google's BERT release on TensorFlow 2 / Keras 3, same files, same numbers.
 
 The public names load on first use, so that tools which need no TensorFlow
-(create_pretraining_data, the tokenizer) start without importing it.
+(create_pretraining_data, the tokenizer) start without importing it. The
+Keras classes register with Keras (bert_tf.keras_objects) once Keras is
+loaded, before or after bert_tf, so that keras.saving.load_model reads a
+.keras file after a plain `import bert_tf`.
 """
 
 import importlib
+import importlib.abc
+import importlib.util
+import sys
 
 __version__ = "0.1.0"
 
 # Public name -> module defining it.
 _EXPORTS = {
+    "AdamWeightDecay": "bert_tf.training.optimization",
     "BertClassifier": "bert_tf.models",
     "BertConfig": "bert_tf.config",
     "BertEncoder": "bert_tf.models",
+    "BertFeatureTagger": "bert_tf.models",
+    "BertMultipleChoice": "bert_tf.models",
+    "BertPreprocessor": "bert_tf.text.preprocessor",
     "BertPretrainer": "bert_tf.models",
+    "BertSpanLabeler": "bert_tf.models",
+    "BertTagger": "bert_tf.models",
+    "WarmupPolynomialDecay": "bert_tf.training.optimization",
+    "create_optimizer": "bert_tf.training.optimization",
     "LoadReport": "bert_tf.checkpoints",
     "checkpoint_variables": "bert_tf.checkpoints",
     "load_checkpoint": "bert_tf.checkpoints",
@@ -42,3 +56,37 @@ def __getattr__(name):
 
 def __dir__():
   return __all__
+
+
+class _RegisterWithKeras(importlib.abc.MetaPathFinder):
+  """Imports bert_tf.keras_objects right after the `keras` package runs.
+
+  It finds nothing itself: for "keras" it takes the spec the other finders
+  give and has its loader import bert_tf.keras_objects once keras has run;
+  then it leaves sys.meta_path.
+  """
+
+  def find_spec(self, name, path=None, target=None):
+    if name != "keras":
+      return None
+    sys.meta_path.remove(self)
+    try:
+      spec = importlib.util.find_spec(name)
+    finally:
+      sys.meta_path.insert(0, self)
+    load_keras = spec.loader.exec_module
+
+    def exec_module(module):
+      load_keras(module)
+      if self in sys.meta_path:
+        sys.meta_path.remove(self)
+      importlib.import_module("bert_tf.keras_objects")
+
+    spec.loader.exec_module = exec_module
+    return spec
+
+
+if "keras" in sys.modules:
+  importlib.import_module("bert_tf.keras_objects")
+else:
+  sys.meta_path.insert(0, _RegisterWithKeras())

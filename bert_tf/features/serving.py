@@ -15,7 +15,8 @@ import tensorflow as tf
 
 from bert_tf.layers.layer_combination import select_layers
 from bert_tf.tasks.serving import (IdsServing, checked_ids, checked_texts,
-                                   ids_signatures, packed_texts)
+                                   ids_signatures)
+from bert_tf.text.packing import packed_texts
 
 # The sentence vector averages this many last layers.
 POOLED_LAYERS = 4

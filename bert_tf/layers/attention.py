@@ -14,6 +14,7 @@ from bert_tf.layers.initializers import truncated_normal
 MASKED_SCORE = -10000.0
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class SelfAttention(keras.layers.Layer):
   """Scaled dot-product self-attention over `num_heads` heads.
 
@@ -81,9 +82,9 @@ class SelfAttention(keras.layers.Layer):
     # The original scales the scores by 1 / sqrt(head_size); scaling the
     # query is the same product (bit for bit when head_size is a power of 4,
     # as in every released model) over fewer numbers.
-    query = heads(self.query) * ops.cast(
-        1.0 / math.sqrt(float(self.head_size)), hidden_states.dtype)
-    key, value = heads(self.key), heads(self.value)
+    query, key, value = (heads(self.query), heads(self.key),
+                         heads(self.value))
+    query *= ops.cast(1.0 / math.sqrt(float(self.head_size)), query.dtype)
 
     # [batch_size, num_heads, from_seq_length, to_seq_length]
     scores = tf.matmul(query, key, transpose_b=True)

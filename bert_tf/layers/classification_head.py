@@ -6,6 +6,7 @@ from keras import ops
 from bert_tf.layers.initializers import truncated_normal
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class ClassificationHead(keras.layers.Layer):
   """logits = x @ output_weights^T + output_bias.
 

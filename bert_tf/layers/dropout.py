@@ -18,6 +18,7 @@ import tensorflow as tf
 _LEVELS = 1 << 16
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class Dropout(keras.layers.Layer):
   """keras.layers.Dropout(rate) with 16-bit draws (see the module).
 

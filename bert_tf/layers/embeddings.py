@@ -9,6 +9,7 @@ from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.normalization import LAYER_NORM_EPSILON, layer_norm
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class BertEmbeddings(keras.layers.Layer):
   """The input embeddings of BERT, as the original embedding_postprocessor.
 

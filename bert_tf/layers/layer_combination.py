@@ -68,6 +68,7 @@ def select_layers(encoder_outputs, layers):
           for layer in layers]
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class LayerCombination(keras.layers.Layer):
   """The chosen layers concatenated on the hidden axis, or their weighted
   sum with softmax-normalised weights and a scale (ELMo's scalar mix),

@@ -9,6 +9,7 @@ from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.normalization import LAYER_NORM_EPSILON, layer_norm
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class MaskedLMHead(keras.layers.Layer):
   """Predicts the vocabulary at the masked positions.
 

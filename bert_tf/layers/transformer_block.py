@@ -10,6 +10,7 @@ from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.normalization import LAYER_NORM_EPSILON, layer_norm
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class TransformerBlock(keras.layers.Layer):
   """Self-attention and feed-forward, each followed by residual + LayerNorm.
 

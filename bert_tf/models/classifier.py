@@ -1,5 +1,6 @@
 """BertClassifier: run_classifier's model, the encoder plus one output layer."""
 
+import keras
 from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
@@ -7,6 +8,7 @@ from bert_tf.layers.dropout import Dropout
 from bert_tf.models.encoder import EncoderModel
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class BertClassifier(EncoderModel):
   """The original run_classifier's create_model.
 
@@ -19,8 +21,11 @@ class BertClassifier(EncoderModel):
   Args:
     config: a BertConfig (or its dict).
     num_labels: the number of classes, or 1 for regression.
+    preprocessor: an optional BertPreprocessor; the model then takes raw
+      text (a string tensor, or a pair of them) and is saved with it.
 
-  Inputs: the encoder's dict (input_ids, input_mask, segment_ids).
+  Inputs: the encoder's dict (input_ids, input_mask, segment_ids), or text
+    when the model has a preprocessor.
 
   Outputs: a dict with logits [batch_size, num_labels] and either
     probabilities [batch_size, num_labels] (softmax) or, for regression,
@@ -41,9 +46,10 @@ class BertClassifier(EncoderModel):
 
   config_arguments = ("num_labels",)
 
-  def __init__(self, config, num_labels, **kwargs):
+  def __init__(self, config, num_labels, preprocessor=None, **kwargs):
     super().__init__(config, **kwargs)
     self.num_labels = num_labels
+    self.preprocessor = preprocessor
     self.dropout = Dropout(0.1)
     self.output_head = ClassificationHead(
         num_classes=num_labels, initializer_range=self.config.initializer_range,
@@ -59,9 +65,26 @@ class BertClassifier(EncoderModel):
     self.built = True
 
   def call(self, inputs, training=None):
+    if self.preprocessor is not None:
+      inputs = self.preprocessor(inputs)
     pooled_output = self.encoder(inputs, training=training)["pooled_output"]
     logits = ops.cast(self.output_head(
         self.dropout(pooled_output, training=training)), "float32")
     if self.is_regression:
       return {"logits": logits, "predictions": logits[:, 0]}
     return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
+
+  def get_config(self):
+    config = super().get_config()
+    if self.preprocessor is not None:
+      config["preprocessor"] = keras.saving.serialize_keras_object(
+          self.preprocessor)
+    return config
+
+  @classmethod
+  def from_config(cls, config):
+    config = dict(config)
+    if "preprocessor" in config:
+      config["preprocessor"] = keras.saving.deserialize_keras_object(
+          config["preprocessor"])
+    return cls(**config)

@@ -7,6 +7,7 @@ from bert_tf.layers.embeddings import BertEmbeddings
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.transformer_block import TransformerBlock
 from bert_tf.models.inputs import optional_input, required_input
+from bert_tf.models.quantization import QuantizableModel
 
 
 def as_config(config):
@@ -16,7 +17,8 @@ def as_config(config):
   return BertConfig.from_dict(config)
 
 
-class BertEncoder(keras.Model):
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertEncoder(QuantizableModel):
   """Embeddings, a stack of transformer blocks and the tanh pooler.
 
   All weights exist as soon as the encoder is constructed, so a checkpoint can
@@ -125,7 +127,7 @@ class BertEncoder(keras.Model):
     return cls(**config)
 
 
-class EncoderModel(keras.Model):
+class EncoderModel(QuantizableModel):
   """What every model built on a BertEncoder shares: the encoder as
   `.encoder`, named "bert" as the original's scope (checkpoints find it
   there), and a get_config of the BertConfig plus the constructor arguments
@@ -141,6 +143,28 @@ class EncoderModel(keras.Model):
     super().__init__(**kwargs)
     self.config = as_config(config)
     self.encoder = BertEncoder(self.config, name="bert")
+
+  def target_output(self, outputs):
+    """What compile()'s losses and metrics compare with targets that are
+    not a dict: the model's natural prediction, so that a plain array of
+    labels trains it. Here the logits."""
+    return outputs["logits"]
+
+  def compiled_outputs(self, y, y_pred):
+    """y_pred as compile()'s losses and metrics see it: the whole dict when
+    y is a dict keyed by output name, else `target_output`."""
+    if isinstance(y, dict) or not isinstance(y_pred, dict):
+      return y_pred
+    return self.target_output(y_pred)
+
+  def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None,
+                   training=True):
+    return super().compute_loss(x, y, self.compiled_outputs(y, y_pred),
+                                sample_weight, training)
+
+  def compute_metrics(self, x, y, y_pred, sample_weight=None):
+    return super().compute_metrics(x, y, self.compiled_outputs(y, y_pred),
+                                   sample_weight)
 
   def get_config(self):
     config = super().get_config()

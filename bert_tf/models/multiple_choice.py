@@ -1,5 +1,6 @@
 """BertMultipleChoice: the paper's SWAG model (§4.4)."""
 
+import keras
 from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
@@ -9,6 +10,7 @@ from bert_tf.models.encoder import EncoderModel
 ENCODER_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class BertMultipleChoice(EncoderModel):
   """Each choice's sequence encoded on its own; one vector scores each
   pooled output (dropout 0.1 before it, as run_classifier's); a softmax

@@ -1,5 +1,6 @@
 """BertPretrainer: the encoder plus the masked-LM and next-sentence heads."""
 
+import keras
 from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
@@ -8,6 +9,7 @@ from bert_tf.models.encoder import EncoderModel
 from bert_tf.models.inputs import required_input
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class BertPretrainer(EncoderModel):
   """The pretraining model of the original run_pretraining.py.
 
@@ -82,3 +84,10 @@ class BertPretrainer(EncoderModel):
     outputs["next_sentence_log_probs"] = ops.log_softmax(
         ops.cast(next_sentence_logits, "float32"), axis=-1)
     return outputs
+
+  def target_output(self, outputs):
+    """(masked_lm_log_probs, next_sentence_log_probs), for targets
+    (masked_lm_ids, next_sentence_labels); log-probabilities are their own
+    logits, so from_logits=True losses apply."""
+    return (outputs["masked_lm_log_probs"],
+            outputs["next_sentence_log_probs"])

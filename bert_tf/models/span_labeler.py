@@ -1,11 +1,13 @@
 """BertSpanLabeler: run_squad's model, the encoder plus start/end logits."""
 
+import keras
 from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.models.encoder import EncoderModel
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class BertSpanLabeler(EncoderModel):
   """The original run_squad's create_model.
 
@@ -53,3 +55,10 @@ class BertSpanLabeler(EncoderModel):
     # [batch_size, seq_length, 2]
     logits = ops.cast(self.span_head(sequence_output), "float32")
     return {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
+
+  def target_output(self, outputs):
+    """[batch_size, 2, seq_length]: the start and end logits, for targets
+    [batch_size, 2] of start and end positions. Sparse categorical
+    cross-entropy on it is run_squad's loss, the mean of the two."""
+    return ops.stack([outputs["start_logits"], outputs["end_logits"]],
+                     axis=1)

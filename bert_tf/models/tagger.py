@@ -17,6 +17,7 @@ def _tag_outputs(head, features):
   return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class BertTagger(EncoderModel):
   """The encoder fine-tuned, one dense layer over every position's final
   hidden state (dropout hidden_dropout_prob before it), no CRF.
@@ -65,6 +66,7 @@ class BertTagger(EncoderModel):
                         self.dropout(sequence_output, training=training))
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class BertFeatureTagger(EncoderModel):
   """The paper's feature-based tagger: the encoder frozen (not trained, run
   without dropout), chosen layers of it combined (LayerCombination), a

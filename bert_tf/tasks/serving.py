@@ -4,8 +4,6 @@ ids, and the checks on a raw-text signature's strings."""
 
 import tensorflow as tf
 
-from bert_tf.text.packing import pack_inputs
-from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN
 
 ENCODER_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
@@ -154,11 +152,3 @@ def checked_shapes(tensors, shapes):
   with tf.control_dependencies(checks):
     return {name: tf.identity(value) for name, value in tensors.items()}
 
-
-def packed_texts(tokenizer, max_seq_length, text_a, text_b=None):
-  """[batch] texts (and their pairs) -> the encoder's inputs, tokenised in
-  the graph and packed as training packs them (data.text_inputs)."""
-  ids_b = None if text_b is None else tokenizer(text_b)
-  return pack_inputs(tokenizer(text_a), max_seq_length,
-                     tokenizer.vocab[CLS_TOKEN], tokenizer.vocab[SEP_TOKEN],
-                     ids_b)

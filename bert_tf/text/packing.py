@@ -10,6 +10,8 @@ original packs it (its tokens_b is then falsy).
 
 import tensorflow as tf
 
+from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN
+
 
 def truncated_pair_lengths(length_a, length_b, budget):
   """Lengths _truncate_seq_pair leaves, in closed form.
@@ -75,3 +77,14 @@ def _packed(pieces, max_seq_length):
       "input_mask": tf.ones_like(input_ids).to_tensor(0, shape=shape),
       "segment_ids": segment_ids.to_tensor(0, shape=shape),
   }
+
+
+def packed_texts(tokenizer, max_seq_length, text_a, text_b=None):
+  """[batch] texts (and their pairs) -> the encoder's inputs, tokenised in
+  the graph and packed as training packs them (data.text_inputs).
+
+  tokenizer: an InGraphTokenizer."""
+  ids_b = None if text_b is None else tokenizer(text_b)
+  return pack_inputs(tokenizer(text_a), max_seq_length,
+                     tokenizer.vocab[CLS_TOKEN], tokenizer.vocab[SEP_TOKEN],
+                     ids_b)

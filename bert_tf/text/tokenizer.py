@@ -135,6 +135,7 @@ def _wordpiece_vocab(vocab):
           for index, token in enumerate(tokens)]
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class InGraphTokenizer(keras.layers.Layer):
   """Strings -> WordPiece ids, identical to FullTokenizer, in TensorFlow ops.
 

@@ -13,11 +13,11 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from bert_tf.checkpoints import checkpoint_variables
 
 EXCLUDE_FROM_WEIGHT_DECAY = ("LayerNorm", "layer_norm", "bias")
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
   """The original create_optimizer's learning rate for an update.
 
@@ -50,35 +50,49 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
             "num_warmup_steps": self.num_warmup_steps}
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class AdamWeightDecay(keras.optimizers.Optimizer):
   """The original AdamWeightDecayOptimizer as a Keras 3 optimizer.
 
-  Its slots are the original's adam_m and adam_v. Which variables are
-  decayed is decided by their original checkpoint names (see
-  `decayed_variables`), as the original matched its variable names.
+  Its slots are the original's adam_m and adam_v. A variable is decayed
+  unless its Keras path matches one of `exclude_from_weight_decay`, as the
+  original matched its variable names: bert_tf's layers name their layer
+  norms and biases so that the two agree (tested on every model). Being
+  data, the rule travels in get_config, so a compiled model saved as a
+  .keras file decays the same variables when loaded.
 
-  Under a tf.distribute strategy, the gradients given to apply() must
-  already be summed over replicas: bert_tf.training.Trainer sums them first,
-  so that clipping sees the global gradient's norm, as one device would
-  (Keras' own order clips each replica's gradient, then sums).
+  Under a tf.distribute strategy, Keras' fit clips each replica's gradient,
+  then sums them. bert_tf.training.Trainer sums them first, so that clipping
+  sees the global gradient's norm, as one device would, and sets
+  `gradients_summed_by_caller` so that they are not summed again.
 
   Args:
     learning_rate: a float or a LearningRateSchedule of the step.
-    decayed: the variables to apply weight decay to.
     weight_decay_rate, beta_1, beta_2, epsilon: as the original.
+    exclude_from_weight_decay: regular expressions of the variable paths
+      left undecayed.
     global_clipnorm: gradients are clipped to this global norm first.
   """
 
-  def __init__(self, learning_rate, decayed=(), weight_decay_rate=0.01,
-               beta_1=0.9, beta_2=0.999, epsilon=1e-6, global_clipnorm=1.0,
-               name="AdamWeightDecay", **kwargs):
+  gradients_summed_by_caller = False
+
+  def __init__(self, learning_rate, weight_decay_rate=0.01, beta_1=0.9,
+               beta_2=0.999, epsilon=1e-6,
+               exclude_from_weight_decay=EXCLUDE_FROM_WEIGHT_DECAY,
+               global_clipnorm=1.0, name="AdamWeightDecay", **kwargs):
     super().__init__(learning_rate=learning_rate,
                      global_clipnorm=global_clipnorm, name=name, **kwargs)
     self.weight_decay_rate = weight_decay_rate
     self.beta_1 = beta_1
     self.beta_2 = beta_2
     self.epsilon = epsilon
-    self._decayed_ids = {id(variable) for variable in decayed}
+    self.exclude_from_weight_decay = tuple(exclude_from_weight_decay)
+
+  def is_decayed(self, variable):
+    """Whether weight decay applies to `variable` (decided by its path)."""
+    path = getattr(variable, "path", variable.name)
+    return not any(re.search(pattern, path)
+                   for pattern in self.exclude_from_weight_decay)
 
   def build(self, var_list):
     if self.built:
@@ -88,6 +102,9 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
                    for variable in var_list]
     self.adam_v = [self.add_variable_from_reference(variable, "adam_v")
                    for variable in var_list]
+    # Decided here, from the Keras variables: update_step is given their
+    # tf.Variables, which do not carry the path.
+    self._decayed = [self.is_decayed(variable) for variable in var_list]
 
   def _clip_gradients(self, grads):
     # An embedding lookup's gradient is IndexedSlices whose repeated rows
@@ -103,12 +120,18 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
     return tf.clip_by_global_norm(grads, self.global_clipnorm)[0]
 
   def _all_reduce_sum_gradients(self, grads_and_vars):
-    return grads_and_vars  # already summed over replicas (see above)
+    if self.gradients_summed_by_caller:
+      return grads_and_vars
+    return super()._all_reduce_sum_gradients(grads_and_vars)
 
   def slots(self, variable):
     """(adam_m, adam_v) of a variable."""
     index = self._get_variable_index(variable)
     return self.adam_m[index], self.adam_v[index]
+
+  def decays(self, variable):
+    """Whether this (built) optimizer applies weight decay to `variable`."""
+    return self._decayed[self._get_variable_index(variable)]
 
   def update_step(self, gradient, variable, learning_rate):
     """The original's update in TensorFlow's fused Adam kernel: one pass
@@ -122,7 +145,7 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
     """
     m, v = self.slots(variable)
     learning_rate = ops.cast(learning_rate, variable.dtype)
-    if self.weight_decay_rate and id(variable) in self._decayed_ids:
+    if self.weight_decay_rate and self.decays(variable):
       self.assign_sub(variable,
                       learning_rate * self.weight_decay_rate * variable)
     zero = ops.zeros((), variable.dtype)
@@ -138,10 +161,13 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
     config = super().get_config()
     config.update(weight_decay_rate=self.weight_decay_rate,
                   beta_1=self.beta_1, beta_2=self.beta_2,
-                  epsilon=self.epsilon)
+                  epsilon=self.epsilon,
+                  exclude_from_weight_decay=list(
+                      self.exclude_from_weight_decay))
     return config
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class Lamb(AdamWeightDecay):
   """LAMB (You et al., 2019), as Model Garden's: Adam with bias correction,
   decoupled weight decay, and each update scaled by ||weights|| / ||update||.
@@ -160,7 +186,7 @@ class Lamb(AdamWeightDecay):
     v_hat = next_v / (1.0 - ops.power(self.beta_2, step))
     update = m_hat / (ops.sqrt(v_hat) + self.epsilon)
     ratio = 1.0
-    if id(variable) in self._decayed_ids:
+    if self.decays(variable):
       if self.weight_decay_rate:
         update += self.weight_decay_rate * variable
       weight_norm = ops.norm(ops.reshape(variable, [-1]))
@@ -174,26 +200,17 @@ class Lamb(AdamWeightDecay):
     self.assign(v, next_v)
 
 
-def decayed_variables(model):
-  """Variables the original decays: names without LayerNorm, layer_norm, bias."""
-  return [variable for name, variable in checkpoint_variables(model).items()
-          if not any(re.search(pattern, name)
-                     for pattern in EXCLUDE_FROM_WEIGHT_DECAY)]
-
-
 OPTIMIZERS = {"adamw": AdamWeightDecay, "lamb": Lamb}
 
 
-def create_optimizer(model, init_lr, num_train_steps, num_warmup_steps,
+def create_optimizer(init_lr, num_train_steps, num_warmup_steps,
                      optimizer="adamw"):
-  """The original create_optimizer's optimizer for a bert_tf model.
+  """The original create_optimizer's optimizer.
 
   optimizer: "adamw" (the original's AdamWeightDecay) or "lamb".
   """
   if optimizer not in OPTIMIZERS:
     raise ValueError(f"--optimizer={optimizer}: expected one of "
                      f"{sorted(OPTIMIZERS)}")
-  return OPTIMIZERS[optimizer](
-      learning_rate=WarmupPolynomialDecay(init_lr, num_train_steps,
-                                          num_warmup_steps),
-      decayed=decayed_variables(model))
+  return OPTIMIZERS[optimizer](learning_rate=WarmupPolynomialDecay(
+      init_lr, num_train_steps, num_warmup_steps))

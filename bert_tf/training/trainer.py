@@ -66,6 +66,8 @@ class Trainer:
     self.objective = objective
     self.output_dir = output_dir
     self.options = options
+    # _step sums the replicas' gradients itself, before clipping.
+    optimizer.gradients_summed_by_caller = True
     with strategy.scope():
       self._updater = precision.with_loss_scaling(optimizer, options.dtype)
       self._updater.build(model.trainable_variables)
@@ -300,8 +302,8 @@ def create_trainer(strategy, build_model, objective, output_dir, options,
   with strategy.scope(), precision.dtype_policy(options.dtype):
     model = build_model()
     model_optimizer = optimization.create_optimizer(
-        model, learning_rate, max(options.num_train_steps, 1),
-        num_warmup_steps, optimizer)
+        learning_rate, max(options.num_train_steps, 1), num_warmup_steps,
+        optimizer)
   trainer = Trainer(strategy, model, model_optimizer, objective, output_dir,
                     options)
   if train_batch_size is not None:

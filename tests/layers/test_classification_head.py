@@ -1,7 +1,7 @@
 import numpy as np
 
 from bert_tf.layers.classification_head import ClassificationHead
-from tests.support.helpers import assert_layer_round_trips
+from tests.support.keras_harness import run_layer_test
 
 
 def test_classification_head_uses_transposed_output_weights():
@@ -12,4 +12,4 @@ def test_classification_head_uses_transposed_output_weights():
   np.testing.assert_allclose(
       logits, x @ head.output_weights.numpy().T + head.output_bias.numpy(),
       atol=1e-6)
-  assert_layer_round_trips(head, x)
+  run_layer_test(head, x)

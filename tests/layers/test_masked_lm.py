@@ -1,7 +1,7 @@
 import numpy as np
 
 from bert_tf.layers.masked_lm import MaskedLMHead
-from tests.support.helpers import assert_layer_round_trips
+from tests.support.keras_harness import run_layer_test
 
 
 def test_masked_lm_head_gathers_positions_and_ties_the_table():
@@ -20,4 +20,4 @@ def test_masked_lm_head_gathers_positions_and_ties_the_table():
       hidden.var(-1, keepdims=True) + 1e-12)
   expected = hidden @ table.T + head.output_bias.numpy()
   np.testing.assert_allclose(logits, expected, atol=1e-5)
-  assert_layer_round_trips(head, sequence, positions, table)
+  run_layer_test(head, sequence, positions, table)

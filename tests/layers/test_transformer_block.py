@@ -4,7 +4,7 @@ import pytest
 from bert_tf.layers.activations import gelu_exact
 from bert_tf.layers.transformer_block import TransformerBlock
 from tests.layers.test_attention import numpy_attention
-from tests.support.helpers import assert_layer_round_trips
+from tests.support.keras_harness import run_layer_test
 
 
 def numpy_layer_norm(x, layer):
@@ -44,7 +44,7 @@ def test_heads_must_divide_hidden_size():
 
 def test_config_round_trip():
   x = np.random.default_rng(1).normal(size=(1, 3, 8)).astype(np.float32)
-  assert_layer_round_trips(
+  run_layer_test(
       TransformerBlock(hidden_size=8, num_heads=2, intermediate_size=12,
                        hidden_act="relu"),
       x, np.ones((1, 3), np.int32))

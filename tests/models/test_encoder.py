@@ -4,8 +4,8 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from tests.support.helpers import (assert_model_round_trips, random_inputs,
-                                   tiny_config)
+from tests.support.helpers import random_inputs, tiny_config
+from tests.support.keras_harness import run_model_test
 
 
 @pytest.fixture(scope="module")
@@ -97,9 +97,8 @@ def test_dropout_applies_only_in_training():
 
 
 def test_serialisation_round_trip(encoder):
-  clone = assert_model_round_trips(
-      encoder, {"input_ids": np.ones((1, 5), np.int32)}, "pooled_output")
-  assert clone.config == encoder.config
+  loaded = run_model_test(encoder, random_inputs(encoder.config))
+  assert loaded.config == encoder.config
 
 
 def test_every_layer_norm_takes_the_configs_epsilon():

@@ -1,12 +1,13 @@
 """BertTagger and BertFeatureTagger: run_ner's models and their names."""
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import bert_tf
 from bert_tf.training.optimization import create_optimizer
-from tests.support.helpers import (assert_model_round_trips, random_inputs,
-                                   tiny_config)
+from tests.support.helpers import random_inputs, tiny_config
+from tests.support.keras_harness import run_model_test
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
 
@@ -33,8 +34,8 @@ def test_the_fine_tuned_tagger_saves_and_loads_its_head(tmp_path):
 
 
 def feature_tagger(combination="weighted_sum"):
-  return bert_tf.models.BertFeatureTagger(tiny_config(), 9, (-2, -1), combination,
-                                   lstm_units=8)
+  return bert_tf.models.BertFeatureTagger(tiny_config(), 9, (-2, -1),
+                                          combination, lstm_units=8)
 
 
 def test_the_feature_tagger_trains_only_its_head(tmp_path):
@@ -47,7 +48,7 @@ def test_the_feature_tagger_trains_only_its_head(tmp_path):
               name for name in names if name.startswith("ner/")}
   assert len([name for name in names if name.startswith("ner/")]) == \
       2 + 2 + 2 * 2 * 3
-  optimizer = create_optimizer(model, 1e-3, 10, 1)
+  optimizer = create_optimizer(1e-3, 10, 1)
   optimizer.build(model.trainable_variables)
   path = bert_tf.save_checkpoint(model, str(tmp_path / "model.ckpt-1"),
                                  optimizer=optimizer)
@@ -59,7 +60,7 @@ def test_the_feature_tagger_trains_only_its_head(tmp_path):
   assert shapes["ner/bilstm_0/fw/kernel"] == [32, 32]
   restored = feature_tagger()
   bert_tf.load_checkpoint(restored, path)
-  restored_optimizer = create_optimizer(restored, 1e-3, 10, 1)
+  restored_optimizer = create_optimizer(1e-3, 10, 1)
   assert bert_tf.checkpoints.load_optimizer_slots(
       restored, restored_optimizer, path) == 0
   np.testing.assert_allclose(restored(inputs())["logits"],
@@ -77,5 +78,10 @@ def test_padding_does_not_reach_the_bilstm():
                              model(short)["logits"], atol=1e-5)
 
 
-def test_round_trips_through_its_config():
-  assert_model_round_trips(feature_tagger(), inputs(), "logits")
+@pytest.mark.parametrize("combination", ["weighted_sum", "concat"])
+def test_the_feature_tagger_is_a_keras_model(combination):
+  run_model_test(feature_tagger(combination), inputs())
+
+
+def test_the_fine_tuned_tagger_is_a_keras_model():
+  run_model_test(bert_tf.BertTagger(tiny_config(), num_labels=9), inputs())

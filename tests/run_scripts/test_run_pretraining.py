@@ -258,7 +258,7 @@ def save_checkpoints(directory, steps):
   """Checkpoints of the reference model and an optimizer at these steps."""
   model = bert_tf.BertPretrainer(bert_tf.BertConfig.from_json_file(
       ORIGINAL_FLAGS["bert_config_file"]))
-  optimizer = optimization.create_optimizer(model, 1e-3, 10, 2)
+  optimizer = optimization.create_optimizer(1e-3, 10, 2)
   optimizer.build(model.trainable_variables)
   manager = CheckpointManager(model, optimizer, str(directory))
   for step in steps:

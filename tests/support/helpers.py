@@ -53,33 +53,6 @@ def random_inputs(config, batch_size=3, seq_length=16, num_predictions=4,
   }
 
 
-def assert_layer_round_trips(layer, *call_args):
-  """get_config -> from_config gives an equal config and, with the same
-  weights, the same outputs."""
-  expected = layer(*call_args)
-  config = layer.get_config()
-  clone = type(layer).from_config(config)
-  assert clone.get_config() == config
-  clone(*call_args)  # builds the clone's weights
-  assert len(clone.weights) == len(layer.weights) > 0
-  clone.set_weights(layer.get_weights())
-  np.testing.assert_array_equal(np.asarray(clone(*call_args)),
-                                np.asarray(expected))
-
-
-def assert_model_round_trips(model, inputs, output_name):
-  """The model harness: get_config -> from_config gives an equal config
-  and, with the same weights, the same `output_name` output; returns the
-  clone."""
-  clone = type(model).from_config(model.get_config())
-  assert clone.get_config() == model.get_config()
-  assert len(clone.weights) == len(model.weights) > 0
-  clone.set_weights(model.get_weights())
-  np.testing.assert_array_equal(np.asarray(clone(inputs)[output_name]),
-                                np.asarray(model(inputs)[output_name]))
-  return clone
-
-
 def run_script(script, flag_values, env=None, timeout=600):
   """Runs run_scripts/<script>.py with --name=value flags; never raises."""
   args = [f"--{name}={value}" for name, value in flag_values.items()]

@@ -31,8 +31,8 @@ def train(output_dir, strategy=None, batch_size=3, num_train_steps=10,
       os.path.join(ORIGINAL_TINY_TRAIN, "bert_config.json"))
   with strategy.scope(), precision.dtype_policy(options.dtype):
     model = bert_tf.BertPretrainer(config)
-    optimizer = optimization.create_optimizer(
-        model, 1e-3, num_train_steps=10, num_warmup_steps=2)
+    optimizer = optimization.create_optimizer(1e-3, num_train_steps=10,
+                                              num_warmup_steps=2)
   trainer = Trainer(strategy, model, optimizer, PretrainingObjective(),
                     output_dir, options)
   trainer.restore(os.path.join(ORIGINAL_TINY, "bert_model.ckpt"))

@@ -27,7 +27,7 @@ def train(model, optimizer, steps, manager=None, save_every=None, start=0):
 
 def make(config, directory, keep=2):
   model = bert_tf.BertPretrainer(config)
-  optimizer = optimization.create_optimizer(model, 1e-3, 10, 2)
+  optimizer = optimization.create_optimizer(1e-3, 10, 2)
   return model, optimizer, CheckpointManager(model, optimizer, directory,
                                              keep_checkpoint_max=keep)
 

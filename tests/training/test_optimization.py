@@ -2,7 +2,9 @@
 
 import json
 import os
+import re
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -11,7 +13,7 @@ import bert_tf
 from bert_tf.pretraining import features as pretraining_features
 from bert_tf.training import optimization
 from tests.support.helpers import (ORIGINAL_TINY, ORIGINAL_TINY_TRAIN,
-                                   assert_checkpoints_close)
+                                   assert_checkpoints_close, tiny_config)
 
 TRAIN_DIR = ORIGINAL_TINY_TRAIN
 
@@ -32,7 +34,7 @@ def trajectory(tmp_path_factory):
       os.path.join(TRAIN_DIR, "bert_config.json"))
   model = bert_tf.BertPretrainer(config)
   bert_tf.load_checkpoint(model, os.path.join(ORIGINAL_TINY, "bert_model.ckpt"))
-  optimizer = optimization.create_optimizer(model, 1e-3, num_train_steps=10,
+  optimizer = optimization.create_optimizer(1e-3, num_train_steps=10,
                                             num_warmup_steps=2)
   batch = reference_batch()
   variables = model.trainable_variables
@@ -76,19 +78,36 @@ def test_learning_rate_warms_up_then_decays_linearly():
       atol=1e-9)
 
 
-def test_weight_decay_skips_layer_norm_and_biases():
-  model = bert_tf.BertPretrainer(bert_tf.BertConfig(
-      vocab_size=20, hidden_size=8, num_hidden_layers=1,
-      num_attention_heads=2, intermediate_size=16))
-  decayed = {id(variable) for variable in
-             optimization.decayed_variables(model)}
+def original_rule_decays(name):
+  """The original's rule, on original checkpoint names."""
+  return not any(re.search(pattern, name)
+                 for pattern in ("LayerNorm", "layer_norm", "bias"))
+
+
+EVERY_MODEL = {
+    "BertPretrainer": lambda config: bert_tf.BertPretrainer(config),
+    "BertClassifier": lambda config: bert_tf.BertClassifier(config, 3),
+    "BertSpanLabeler": lambda config: bert_tf.BertSpanLabeler(config),
+    "BertTagger": lambda config: bert_tf.BertTagger(config, 9),
+    "BertFeatureTagger": lambda config: bert_tf.BertFeatureTagger(
+        config, 9, (-2, -1), "weighted_sum", lstm_units=8),
+    "BertMultipleChoice": lambda config: bert_tf.BertMultipleChoice(config),
+}
+
+
+@pytest.mark.parametrize("name", EVERY_MODEL)
+def test_weight_decay_skips_the_originals_layer_norms_and_biases(name):
+  """The rule on Keras paths decays exactly the variables the original's
+  rule decays by checkpoint name, for every model."""
+  model = EVERY_MODEL[name](tiny_config())
+  optimizer = optimization.create_optimizer(1e-3, 10, 1)
+  optimizer.build(model.trainable_variables)
   names = bert_tf.checkpoint_variables(model)
-  assert {name for name, variable in names.items()
-          if id(variable) in decayed} == {
-              name for name in names
-              if "LayerNorm" not in name and "bias" not in name}
-  assert id(names["cls/seq_relationship/output_weights"]) in decayed
-  assert id(names["cls/predictions/output_bias"]) not in decayed
+  trained = {id(variable) for variable in model.trainable_variables}
+  decisions = {name: optimizer.decays(variable)
+               for name, variable in names.items() if id(variable) in trained}
+  assert decisions == {name: original_rule_decays(name) for name in decisions}
+  assert any(decisions.values()) and not all(decisions.values())
 
 
 def test_each_update_is_the_originals_formula():
@@ -96,10 +115,10 @@ def test_each_update_is_the_originals_formula():
   float64: no bias correction, decay on decayed variables only."""
   rng = np.random.default_rng(0)
   initial = rng.normal(size=[2, 50, 40])
-  decayed, excluded = (tf.Variable(value, dtype=tf.float32)
-                       for value in initial)
-  optimizer = optimization.AdamWeightDecay(
-      learning_rate=0.01, decayed=[decayed], global_clipnorm=None)
+  decayed, excluded = (keras.Variable(value, dtype="float32", name=name)
+                       for value, name in zip(initial, ("kernel", "bias")))
+  optimizer = optimization.AdamWeightDecay(learning_rate=0.01,
+                                           global_clipnorm=None)
   weights = initial.copy()
   m, v = np.zeros_like(weights), np.zeros_like(weights)
   for _ in range(3):
@@ -139,10 +158,10 @@ def test_lamb_follows_model_gardens():
   kernel, bias = rng.normal(size=(4, 3)), rng.normal(size=(3,))
   grads = [(rng.normal(size=(4, 3)), rng.normal(size=(3,))) for _ in range(3)]
 
-  ours = [tf.Variable(kernel, dtype=tf.float32),
-          tf.Variable(bias, dtype=tf.float32)]
-  optimizer = optimization.Lamb(learning_rate=0.01, decayed=[ours[0]],
-                                weight_decay_rate=0.01, global_clipnorm=None)
+  ours = [keras.Variable(kernel, dtype="float32", name="kernel"),
+          keras.Variable(bias, dtype="float32", name="bias")]
+  optimizer = optimization.Lamb(learning_rate=0.01, weight_decay_rate=0.01,
+                                global_clipnorm=None)
   theirs = [tf.Variable(kernel, dtype=tf.float32, name="dense/kernel"),
             tf.Variable(bias, dtype=tf.float32, name="dense/bias")]
   reference = model_garden_lamb.LAMB(learning_rate=0.01,
@@ -158,8 +177,5 @@ def test_lamb_follows_model_gardens():
 
 
 def test_unknown_optimizer_is_refused():
-  model = bert_tf.BertEncoder(bert_tf.BertConfig(
-      vocab_size=10, hidden_size=8, num_hidden_layers=1,
-      num_attention_heads=2, intermediate_size=8))
   with pytest.raises(ValueError, match="--optimizer=sgd: expected one of"):
-    optimization.create_optimizer(model, 1e-3, 10, 1, optimizer="sgd")
+    optimization.create_optimizer(1e-3, 10, 1, optimizer="sgd")

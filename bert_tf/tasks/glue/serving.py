@@ -3,8 +3,8 @@ or raw text (one text, or a pair)."""
 
 import tensorflow as tf
 
-from bert_tf.tasks.serving import (IdsServing, checked_texts, ids_signatures,
-                                   packed_texts)
+from bert_tf.tasks.serving import IdsServing, checked_texts, ids_signatures
+from bert_tf.text.packing import packed_texts
 
 
 class ClassifierServing(IdsServing):

@@ -7,9 +7,9 @@ in the graph, and returns the model's softmax over the four.
 
 import tensorflow as tf
 
-from bert_tf.tasks.serving import (IdsServing, checked_texts, ids_signatures,
-                                   packed_texts)
+from bert_tf.tasks.serving import IdsServing, checked_texts, ids_signatures
 from bert_tf.tasks.swag.examples import NUM_CHOICES
+from bert_tf.text.packing import packed_texts
 
 
 class SwagServing(IdsServing):

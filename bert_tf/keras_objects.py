@@ -1,0 +1,17 @@
+"""Registers every bert_tf class that Keras saves: layers, models, the
+optimizers and the learning-rate schedule.
+
+Each is decorated with keras.saving.register_keras_serializable(package=
+"bert_tf") in its module; importing the modules runs the decorators, so that
+keras.saving.load_model finds "bert_tf>BertClassifier" and the rest.
+`import bert_tf` imports this module as soon as Keras is loaded (see
+bert_tf/__init__.py).
+"""
+
+# pylint: disable=unused-import
+import bert_tf.layers
+import bert_tf.layers.dropout
+import bert_tf.layers.layer_combination
+import bert_tf.models
+import bert_tf.text.preprocessor
+import bert_tf.training.optimization

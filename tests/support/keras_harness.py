@@ -1,0 +1,121 @@
+"""The layer and model harness every layer and model test calls, as
+keras-hub's run_layer_test and run_model_test: what Keras promises of any
+layer or model, checked the same way for each."""
+
+import os
+import tempfile
+
+import keras
+import numpy as np
+import pytest
+
+import bert_tf
+from bert_tf.training.precision import dtype_policy
+
+
+def _as_numpy(outputs):
+  return keras.tree.map_structure(np.asarray, outputs)
+
+
+def _assert_equal(got, expected):
+  keras.tree.map_structure(np.testing.assert_array_equal, _as_numpy(got),
+                           _as_numpy(expected))
+
+
+def _assert_close(got, expected, relative):
+  """Every output within `relative` of the largest value of its tensor."""
+  def close(got, expected):
+    scale = max(float(np.abs(expected).max()), 1e-3)
+    np.testing.assert_allclose(np.asarray(got, np.float32), expected,
+                               rtol=0, atol=relative * scale)
+  keras.tree.map_structure(close, _as_numpy(got), _as_numpy(expected))
+
+
+def _clone(layer):
+  return type(layer).from_config(layer.get_config())
+
+
+def _mixed_clone(layer):
+  """A clone under the mixed_bfloat16 policy: its own (the config names
+  float32) and its sublayers' (they take the global policy)."""
+  with dtype_policy("bfloat16"):
+    return type(layer).from_config(
+        {**layer.get_config(), "dtype": "mixed_bfloat16"})
+
+
+def run_layer_test(layer, *call_args):
+  """A layer's config round trip (an equal config, equal outputs with the
+  same weights), its Keras serialisation by registered name (as a .keras
+  file stores it), and its outputs under the mixed_bfloat16 policy (float32
+  variables, outputs close to float32's)."""
+  expected = layer(*call_args)
+  config = layer.get_config()
+  clone = _clone(layer)
+  assert clone.get_config() == config
+  clone(*call_args)  # builds the clone's weights
+  assert len(clone.weights) == len(layer.weights)
+  clone.set_weights(layer.get_weights())
+  _assert_equal(clone(*call_args), expected)
+
+  serialized = keras.saving.serialize_keras_object(layer)
+  assert serialized["registered_name"] == f"bert_tf>{type(layer).__name__}"
+  restored = keras.saving.deserialize_keras_object(serialized)
+  assert type(restored) is type(layer)
+  assert restored.get_config() == config
+
+  mixed = _mixed_clone(layer)
+  with dtype_policy("bfloat16"):
+    mixed(*call_args)  # builds its sublayers
+  mixed.set_weights(layer.get_weights())
+  assert all(weight.dtype == "float32" for weight in mixed.weights)
+  _assert_close(mixed(*call_args), expected, relative=0.05)
+
+
+def run_model_test(model, inputs, quantize_relative=0.05):
+  """What every bert_tf model promises:
+
+  - get_config -> from_config: an equal config and, with the same weights,
+    equal outputs;
+  - a .keras file: keras.saving.load_model gives the same class with equal
+    outputs, bit for bit;
+  - checkpoint names: every weight has an original name, and a checkpoint
+    saved from the loaded model restores a fresh one exactly;
+  - mixed_bfloat16: float32 variables and outputs close to float32's;
+  - quantize("int8"): outputs within `quantize_relative` of float's
+    largest value; a mode it does not support is refused.
+  """
+  expected = model(inputs)
+  clone = _clone(model)
+  assert clone.get_config() == model.get_config()
+  assert len(clone.weights) == len(model.weights) > 0
+  clone.set_weights(model.get_weights())
+  _assert_equal(clone(inputs), expected)
+
+  with tempfile.TemporaryDirectory() as directory:
+    path = os.path.join(directory, "model.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert type(loaded) is type(model)
+    _assert_equal(loaded(inputs), expected)
+
+    names = bert_tf.checkpoint_variables(loaded)
+    assert {id(weight) for weight in names.values()} == {
+        id(weight) for weight in loaded.weights}
+    checkpoint = bert_tf.save_checkpoint(
+        loaded, os.path.join(directory, "model.ckpt-1"))
+    fresh = _clone(model)
+    bert_tf.load_checkpoint(fresh, checkpoint)
+    _assert_equal(fresh(inputs), expected)
+
+  mixed = _mixed_clone(model)
+  mixed.set_weights(model.get_weights())
+  assert all(weight.dtype == "float32" for weight in mixed.weights)
+  _assert_close(mixed(inputs), expected, relative=0.1)
+
+  quantized = _clone(model)
+  quantized.set_weights(model.get_weights())
+  quantized.quantize("int8")
+  _assert_close(quantized(inputs), expected, relative=quantize_relative)
+  with pytest.raises(ValueError, match="support 'int8', 'float8'"):
+    _clone(model).quantize("int4")
+  return loaded
