@@ -9,31 +9,10 @@ from bert_tf import tokenization
 from bert_tf.tasks.glue import (examples as glue,
                                 features as classifier_features)
 from tests.support.helpers import SHARED_DIR
+from tests.support.original_packing import original_features
 
 VOCAB = os.path.join(SHARED_DIR, "vocab", "bert-base-uncased-vocab.txt")
 GLUE_DIR = os.path.join(SHARED_DIR, "data", "glue")
-
-
-def original_features(example, label_list, max_seq_length, tokenizer):
-  """convert_single_example of the original run_classifier.py, re-expressed."""
-  tokens_a = tokenizer.tokenize(example.text_a)
-  tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else None
-  if tokens_b:
-    while len(tokens_a) + len(tokens_b) > max_seq_length - 3:
-      (tokens_a if len(tokens_a) > len(tokens_b) else tokens_b).pop()
-  else:
-    tokens_a = tokens_a[:max_seq_length - 2]
-  tokens = ["[CLS]"] + tokens_a + ["[SEP]"]
-  segment_ids = [0] * len(tokens)
-  if tokens_b:
-    tokens += tokens_b + ["[SEP]"]
-    segment_ids += [1] * (len(tokens_b) + 1)
-  input_ids = tokenizer.convert_tokens_to_ids(tokens)
-  padding = [0] * (max_seq_length - len(input_ids))
-  return {"input_ids": input_ids + padding,
-          "input_mask": [1] * len(input_ids) + padding,
-          "segment_ids": segment_ids + padding,
-          "label_ids": label_list.index(example.label)}
 
 
 @pytest.mark.shared
@@ -50,8 +29,8 @@ def test_features_equal_the_originals(task_name, directory, max_seq_length):
   ours = classifier_features.convert_examples(examples, task, tokenizer,
                                               max_seq_length)
   for row, example in enumerate(examples):
-    expected = original_features(example, list(task.labels), max_seq_length,
-                                 tokenizer)
+    expected = original_features(example, max_seq_length, tokenizer)
+    expected["label_ids"] = list(task.labels).index(example.label)
     for name, value in expected.items():
       np.testing.assert_array_equal(ours[name][row], value,
                                     err_msg=f"{example.guid} {name}")
@@ -66,7 +45,7 @@ def test_second_text_without_tokens_is_packed_as_a_single_text():
   tokenizer = tokenization.FullTokenizer(VOCAB, do_lower_case=True)
   features = classifier_features.convert_examples(examples, task, tokenizer, 8)
   for row, example in enumerate(examples):
-    expected = original_features(example, list(task.labels), 8, tokenizer)
+    expected = original_features(example, 8, tokenizer)
     assert features["input_ids"][row].tolist() == expected["input_ids"]
     assert features["segment_ids"][row].tolist() == [0] * 8
 

@@ -1,0 +1,103 @@
+"""Keras' compile/fit with the original optimizer: the same training as
+run_classifier's, and a compiled model saved and resumed as a .keras file."""
+
+import os
+import random
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+import bert_tf
+from bert_tf import tokenization
+from bert_tf.data import batching
+from bert_tf.tasks.glue import examples as glue
+from bert_tf.tasks.glue import features as classifier_features
+from tests.support.helpers import (PROJECT_DIR, assert_checkpoints_close,
+                                   random_inputs, run_script, tiny_config)
+
+VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
+INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
+
+
+def sentences(count):
+  with open(VOCAB, encoding="utf-8") as reader:
+    words = [line.strip() for line in reader if line.strip().isalpha()]
+  rng = random.Random(0)
+  return [(" ".join(rng.sample(words, rng.randint(3, 12))), str(index % 2))
+          for index in range(count)]
+
+
+def test_keras_fit_reaches_run_classifiers_weights(tmp_path):
+  """Three steps of run_classifier and three of Keras' fit, from the same
+  checkpoint on the same batches (run_classifier's dataset, same --seed):
+  the same weights and Adam slots, bit for bit. Dropout is on and draws
+  the same masks, as both start from the same seed."""
+  data_dir = tmp_path / "data"
+  data_dir.mkdir()
+  rows = ["sentence\tlabel"] + ["\t".join(row) for row in sentences(16)]
+  (data_dir / "train.tsv").write_text("\n".join(rows) + "\n")
+  config = tiny_config(vocab_size=len(open(VOCAB).readlines()))
+  (tmp_path / "bert_config.json").write_text(config.to_json_string())
+  init = bert_tf.save_checkpoint(bert_tf.BertClassifier(config, 2),
+                                 str(tmp_path / "init" / "model.ckpt-0"))
+  result = run_script("run_classifier.py", {
+      "task_name": "SST-2", "do_train": True, "data_dir": data_dir,
+      "vocab_file": VOCAB, "bert_config_file": tmp_path / "bert_config.json",
+      "init_checkpoint": init, "output_dir": tmp_path / "output",
+      "max_seq_length": 16, "train_batch_size": 8, "num_train_epochs": 1.5,
+      "learning_rate": 1e-3, "warmup_proportion": 0.34, "seed": 1})
+  assert result.returncode == 0, result.stderr[-3000:]
+
+  task = glue.get_task("sst-2")
+  features = classifier_features.convert_examples(
+      glue.read_examples(task, str(data_dir), "train"), task,
+      tokenization.FullTokenizer(VOCAB, do_lower_case=True), 16)
+  # As run_classifier: the global seed first (the shuffle's seed is made
+  # of both), then the model, then the batches.
+  keras.utils.set_random_seed(1)
+  model = bert_tf.BertClassifier(config, 2)
+  dataset = batching.training_dataset(features, 8, seed=1).map(
+      lambda batch: ({name: batch[name] for name in INPUT_NAMES},
+                     batch["label_ids"]))
+  bert_tf.load_checkpoint(model, init)
+  model.compile(optimizer=bert_tf.create_optimizer(1e-3, 3, 1),
+                loss=keras.losses.SparseCategoricalCrossentropy(
+                    from_logits=True),
+                metrics=["sparse_categorical_accuracy"])
+  model.fit(dataset, epochs=1, steps_per_epoch=3, verbose=0)
+  ours = bert_tf.save_checkpoint(model, str(tmp_path / "keras" / "model.ckpt-3"),
+                                 global_step=3, optimizer=model.optimizer)
+  theirs = str(tmp_path / "output" / "model.ckpt-3")
+  assert len(tf.train.list_variables(ours)) == len(
+      tf.train.list_variables(theirs))
+  assert_checkpoints_close(ours, theirs, atol=0)
+
+
+def test_a_compiled_model_resumes_from_a_keras_file(tmp_path):
+  """The optimizer, its schedule, its step, slots and decay rule travel in
+  the .keras file: one more step from the loaded model is the step the
+  original model takes. (A span labeler without dropout: dropout's random
+  state is not part of a .keras file.)"""
+  config = tiny_config(hidden_dropout_prob=0.0,
+                       attention_probs_dropout_prob=0.0)
+  inputs = {name: value for name, value in random_inputs(config).items()
+            if name in INPUT_NAMES}
+  positions = np.array([[1, 2], [3, 5], [0, 0]])
+  model = bert_tf.BertSpanLabeler(config)
+  model.compile(optimizer=bert_tf.create_optimizer(1e-3, 10, 2),
+                loss=keras.losses.SparseCategoricalCrossentropy(
+                    from_logits=True),
+                metrics=["sparse_categorical_accuracy"])
+  model.fit(inputs, positions, epochs=2, verbose=0)
+  model.save(tmp_path / "model.keras")
+  loaded = keras.saving.load_model(tmp_path / "model.keras")
+  optimizer = loaded.optimizer
+  assert isinstance(optimizer, bert_tf.AdamWeightDecay)
+  assert isinstance(optimizer._learning_rate, bert_tf.WarmupPolynomialDecay)
+  assert int(optimizer.iterations) == 2
+  for trained in (model, loaded):
+    trained.fit(inputs, positions, epochs=1, verbose=0)
+  for ours, theirs in zip(loaded.weights, model.weights):
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy(),
+                                  err_msg=ours.path)
