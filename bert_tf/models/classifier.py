@@ -6,6 +6,7 @@ from keras import ops
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.dropout import Dropout
 from bert_tf.models.encoder import EncoderModel
+from bert_tf.text.preprocessor import as_keras_texts
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -22,7 +23,8 @@ class BertClassifier(EncoderModel):
     config: a BertConfig (or its dict).
     num_labels: the number of classes, or 1 for regression.
     preprocessor: an optional BertPreprocessor; the model then takes raw
-      text (a string tensor, or a pair of them) and is saved with it.
+      text (a string tensor, or a pair of them; fit, evaluate and predict
+      also take lists of Python strings) and is saved with it.
 
   Inputs: the encoder's dict (input_ids, input_mask, segment_ids), or text
     when the model has a preprocessor.
@@ -73,6 +75,20 @@ class BertClassifier(EncoderModel):
     if self.is_regression:
       return {"logits": logits, "predictions": logits[:, 0]}
     return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
+
+  def fit(self, x=None, *args, **kwargs):
+    return super().fit(self._texts_as_keras_takes_them(x), *args, **kwargs)
+
+  def evaluate(self, x=None, *args, **kwargs):
+    return super().evaluate(self._texts_as_keras_takes_them(x), *args,
+                            **kwargs)
+
+  def predict(self, x, *args, **kwargs):
+    return super().predict(self._texts_as_keras_takes_them(x), *args,
+                           **kwargs)
+
+  def _texts_as_keras_takes_them(self, x):
+    return x if self.preprocessor is None else as_keras_texts(x)
 
   def get_config(self):
     config = super().get_config()

@@ -3,6 +3,7 @@
 import os
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from bert_tf import tokenization_rules
@@ -51,22 +52,20 @@ class BertPreprocessor(keras.layers.Layer):
                        "room for [CLS], one token and [SEP]")
     self.do_lower_case = do_lower_case
     self.max_seq_length = max_seq_length
-    self.tokenizer = None
+    self.tokenizer = InGraphTokenizer(None, do_lower_case, name="tokenizer")
     if vocab_file is not None:
       self._set_vocabulary(vocab_file)
 
   def _set_vocabulary(self, vocab_file):
+    self.tokenizer.set_vocabulary(vocab_file)
+    for token in (tokenization_rules.CLS_TOKEN, tokenization_rules.SEP_TOKEN):
+      if token not in self.tokenizer.vocab:
+        raise ValueError(f"{vocab_file}: has no {token} token")
     with tf.io.gfile.GFile(vocab_file, "rb") as reader:
       self._vocab_bytes = reader.read()
-    tokenizer = InGraphTokenizer(vocab_file, self.do_lower_case,
-                                 name="tokenizer")
-    for token in (tokenization_rules.CLS_TOKEN, tokenization_rules.SEP_TOKEN):
-      if token not in tokenizer.vocab:
-        raise ValueError(f"{vocab_file}: has no {token} token")
-    self.tokenizer = tokenizer
 
   def call(self, inputs):
-    if self.tokenizer is None:
+    if self.tokenizer.vocab_file is None:
       raise ValueError("BertPreprocessor has no vocabulary: give vocab_file, "
                        "or load the layer from a .keras file")
     texts = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
@@ -100,3 +99,18 @@ class BertPreprocessor(keras.layers.Layer):
     config.update(do_lower_case=self.do_lower_case,
                   max_seq_length=self.max_seq_length)
     return config
+
+
+def as_keras_texts(x):
+  """Texts as Keras' fit, evaluate and predict take them: a list of Python
+  strings or a numpy str/bytes array becomes a numpy object array (Keras'
+  data adapters refuse the others); a pair (text_a, text_b) each; anything
+  else is returned as it is."""
+  if isinstance(x, tuple) and len(x) == 2:
+    return tuple(as_keras_texts(texts) for texts in x)
+  if isinstance(x, list) and x and all(isinstance(text, (str, bytes))
+                                       for text in x):
+    return np.array(x, dtype=object)
+  if isinstance(x, np.ndarray) and x.dtype.kind in "US":
+    return x.astype(object)
+  return x

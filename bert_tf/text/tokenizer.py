@@ -153,13 +153,21 @@ class InGraphTokenizer(keras.layers.Layer):
   def __init__(self, vocab_file, do_lower_case=True, **kwargs):
     kwargs.setdefault("trainable", False)
     super().__init__(**kwargs)
-    self.vocab_file = vocab_file
     self.do_lower_case = do_lower_case
-    self.vocab = tokenization_rules.load_vocab(vocab_file)
+    self.vocab_file = None
+    if vocab_file is not None:
+      self.set_vocabulary(vocab_file)
+
+  def set_vocabulary(self, vocab_file):
+    """Reads vocab.txt; BertPreprocessor calls it when a .keras file is
+    loaded (its vocabulary is an asset there)."""
+    vocab = tokenization_rules.load_vocab(vocab_file)
     unk_token = tokenization_rules.UNK_TOKEN
-    if unk_token not in self.vocab:
+    if unk_token not in vocab:
       raise ValueError(f"{vocab_file}: has no {unk_token} token")
-    self.sensitive_chars = version_sensitive_chars(self.vocab, do_lower_case)
+    self.vocab_file = vocab_file
+    self.vocab = vocab
+    self.sensitive_chars = version_sensitive_chars(vocab, self.do_lower_case)
     if self.sensitive_chars:
       logger.warning(
           "%s: Python and TensorFlow disagree (Unicode versions) on "
@@ -168,7 +176,7 @@ class InGraphTokenizer(keras.layers.Layer):
           vocab_file, len(self.sensitive_chars),
           sorted(self.sensitive_chars)[:20])
     self._wordpiece = text.FastWordpieceTokenizer(
-        vocab=_wordpiece_vocab(self.vocab),
+        vocab=_wordpiece_vocab(vocab),
         suffix_indicator="##",
         max_bytes_per_word=_MAX_BYTES_PER_WORD,
         token_out_type=tf.int64,
