@@ -89,7 +89,10 @@ class SelfAttention(keras.layers.Layer):
     # [batch_size, num_heads, from_seq_length, to_seq_length]
     scores = tf.matmul(query, key, transpose_b=True)
     # [batch_size, 1, 1, to_seq_length]: 0 for real keys, -10000 for padding.
-    key_mask = ops.cast(input_mask[:, None, None, :], scores.dtype)
+    # (A reshape, not input_mask[:, None, None, :]: LiteRT's builtin ops
+    # have no strided slice that adds axes.)
+    key_mask = ops.cast(ops.reshape(input_mask, (batch_size, 1, 1, -1)),
+                        scores.dtype)
     scores += (1.0 - key_mask) * MASKED_SCORE
     probs = ops.softmax(scores, axis=-1)
     probs = self.dropout(probs, training=training)

@@ -68,8 +68,10 @@ class MaskedLMHead(keras.layers.Layer):
     """
     positions = ops.cast(masked_lm_positions, "int32")
     # [batch_size, num_predictions, hidden_size]
-    hidden = ops.take_along_axis(sequence_output, positions[:, :, None],
-                                 axis=1)
+    # (expand_dims, not positions[:, :, None]: LiteRT's builtin ops have no
+    # strided slice that adds an axis.)
+    hidden = ops.take_along_axis(sequence_output,
+                                 ops.expand_dims(positions, -1), axis=1)
     hidden = self.transform_activation(self.transform_dense(hidden))
     hidden = self.transform_layer_norm(hidden)
     table = ops.cast(embedding_table, hidden.dtype)

@@ -1,6 +1,7 @@
 """BertClassifier: run_classifier's model, the encoder plus one output layer."""
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
@@ -75,6 +76,11 @@ class BertClassifier(EncoderModel):
     if self.is_regression:
       return {"logits": logits, "predictions": logits[:, 0]}
     return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
+
+  def input_signature(self):
+    if self.preprocessor is None:
+      return super().input_signature()
+    return [tf.TensorSpec([None], tf.string, name="text")]
 
   def fit(self, x=None, *args, **kwargs):
     return super().fit(self._texts_as_keras_takes_them(x), *args, **kwargs)

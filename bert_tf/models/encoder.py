@@ -7,7 +7,7 @@ from bert_tf.layers.embeddings import BertEmbeddings
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.transformer_block import TransformerBlock
 from bert_tf.models.inputs import optional_input, required_input
-from bert_tf.models.quantization import QuantizableModel
+from bert_tf.models.base import BertKerasModel
 
 
 def as_config(config):
@@ -18,7 +18,7 @@ def as_config(config):
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertEncoder(QuantizableModel):
+class BertEncoder(BertKerasModel):
   """Embeddings, a stack of transformer blocks and the tanh pooler.
 
   All weights exist as soon as the encoder is constructed, so a checkpoint can
@@ -127,7 +127,7 @@ class BertEncoder(QuantizableModel):
     return cls(**config)
 
 
-class EncoderModel(QuantizableModel):
+class EncoderModel(BertKerasModel):
   """What every model built on a BertEncoder shares: the encoder as
   `.encoder`, named "bert" as the original's scope (checkpoints find it
   there), and a get_config of the BertConfig plus the constructor arguments

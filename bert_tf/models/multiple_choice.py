@@ -5,9 +5,9 @@ from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.dropout import Dropout
+from bert_tf.models.base import ENCODER_INPUTS
 from bert_tf.models.encoder import EncoderModel
 
-ENCODER_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -37,6 +37,8 @@ class BertMultipleChoice(EncoderModel):
 
   checkpoint_head_names = {"output_weights": "choice_head.output_weights",
                            "output_bias": "choice_head.output_bias"}
+
+  input_ranks = {name: 3 for name in ENCODER_INPUTS}
 
   def __init__(self, config, **kwargs):
     super().__init__(config, **kwargs)

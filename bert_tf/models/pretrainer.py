@@ -51,6 +51,8 @@ class BertPretrainer(EncoderModel):
       "cls/seq_relationship/output_bias": "next_sentence_head.output_bias",
   }
 
+  input_ranks = {**EncoderModel.input_ranks, "masked_lm_positions": 2}
+
   def __init__(self, config, **kwargs):
     super().__init__(config, **kwargs)
     config = self.config

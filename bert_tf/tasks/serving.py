@@ -4,8 +4,7 @@ ids, and the checks on a raw-text signature's strings."""
 
 import tensorflow as tf
 
-
-ENCODER_INPUTS = ("input_ids", "input_mask", "segment_ids")
+from bert_tf.models.base import ENCODER_INPUTS
 
 
 def checked_ids(inputs, config):

@@ -1,0 +1,96 @@
+"""model.export to ONNX and LiteRT: each model's outputs as Keras computes
+them. Skips where tf2onnx/onnxruntime or ai-edge-litert is not installed
+(pip install -e ".[export]")."""
+
+import os
+
+import numpy as np
+import pytest
+
+import bert_tf
+from tests.support.helpers import random_inputs, tiny_config
+
+INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
+
+
+def encoder_inputs():
+  return {name: value for name, value in random_inputs(tiny_config()).items()
+          if name in INPUT_NAMES}
+
+
+MODELS = {
+    "BertEncoder": (lambda config: bert_tf.BertEncoder(config),
+                    encoder_inputs),
+    "BertPretrainer": (lambda config: bert_tf.BertPretrainer(config),
+                       lambda: random_inputs(tiny_config())),
+    "BertClassifier": (lambda config: bert_tf.BertClassifier(config, 3),
+                       encoder_inputs),
+    "BertSpanLabeler": (lambda config: bert_tf.BertSpanLabeler(config),
+                        encoder_inputs),
+    "BertTagger": (lambda config: bert_tf.BertTagger(config, 9),
+                   encoder_inputs),
+    "BertFeatureTagger": (lambda config: bert_tf.BertFeatureTagger(
+        config, 9, (-2, -1), "weighted_sum", lstm_units=8), encoder_inputs),
+    "BertMultipleChoice": (
+        lambda config: bert_tf.BertMultipleChoice(config),
+        lambda: {name: np.stack([value] * 4, axis=1)
+                 for name, value in encoder_inputs().items()}),
+}
+
+
+def run_onnx(path, inputs):
+  onnxruntime = pytest.importorskip("onnxruntime")
+  session = onnxruntime.InferenceSession(path)
+  outputs = session.run(None, {item.name: inputs[item.name]
+                               for item in session.get_inputs()})
+  return dict(zip([item.name for item in session.get_outputs()], outputs))
+
+
+def run_litert(path, inputs):
+  interpreter = pytest.importorskip("ai_edge_litert.interpreter")
+  # Builtin ops only, as on a device without the Flex delegate.
+  return interpreter.Interpreter(model_path=path).get_signature_runner()(
+      **inputs)
+
+
+RUNNERS = {"onnx": ("model.onnx", run_onnx),
+           "litert": ("model.tflite", run_litert)}
+
+
+def expected_outputs(model, inputs):
+  return {name: np.asarray(value) for name, value in
+          bert_tf.models.base.flat_outputs(model(inputs)).items()}
+
+
+@pytest.mark.parametrize("export_format", RUNNERS)
+@pytest.mark.parametrize("name", MODELS)
+def test_exports_compute_what_keras_computes(name, export_format, tmp_path):
+  """fp32 within 1e-5, every output (the encoder's layers one by one)."""
+  if export_format == "onnx":
+    pytest.importorskip("tf2onnx")
+  if export_format == "litert" and name == "BertFeatureTagger":
+    pytest.skip("its masked BiLSTM needs the Flex delegate (see "
+                "test_the_feature_taggers_bilstm_needs_the_flex_delegate)")
+  build, make_inputs = MODELS[name]
+  model, inputs = build(tiny_config()), make_inputs()
+  file_name, run = RUNNERS[export_format]
+  path = str(tmp_path / file_name)
+  model.export(path, format=export_format, verbose=False)
+  outputs = run(path, inputs)
+  expected = expected_outputs(model, inputs)
+  assert sorted(outputs) == sorted(expected)
+  for output_name, value in expected.items():
+    np.testing.assert_allclose(outputs[output_name], value, rtol=0,
+                               atol=1e-5, err_msg=output_name)
+
+
+def test_the_feature_taggers_bilstm_needs_the_flex_delegate(tmp_path):
+  """Its masked BiLSTM becomes TensorList ops, which LiteRT runs only with
+  the Flex delegate (select TensorFlow ops): the docs say so; this says
+  when it changes."""
+  build, make_inputs = MODELS["BertFeatureTagger"]
+  path = str(tmp_path / "model.tflite")
+  build(tiny_config()).export(path, format="litert", verbose=False)
+  with pytest.raises(RuntimeError, match="Select TensorFlow op"):
+    run_litert(path, make_inputs())
+  assert os.path.getsize(path) > 0

@@ -1,0 +1,122 @@
+"""quantize() on a trained classifier: the predictions of the float model,
+in Keras and exported; modes that would change them are refused.
+benchmarks/quantization.py measures the same on real SST-2."""
+
+import os
+import random
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import bert_tf
+from tests.support.helpers import PROJECT_DIR, tiny_config
+
+VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
+KEYWORDS = (["return", "this", "with", "that"], ["string", "file", "from",
+                                                  "will"])
+# Of the held-out predictions, the share a quantized model must keep.
+AGREEMENT = 0.97
+
+
+def keyword_sentences(count, seed):
+  """Filler words with one keyword that decides the label."""
+  with open(VOCAB, encoding="utf-8") as reader:
+    filler = [word for word in (line.strip() for line in reader)
+              if word.isalpha() and len(word) > 3
+              and word not in sum(KEYWORDS, [])][:300]
+  rng = random.Random(seed)
+  texts, labels = [], []
+  for _ in range(count):
+    label = rng.randrange(2)
+    words = rng.sample(filler, rng.randint(3, 10))
+    words.insert(rng.randrange(len(words) + 1), rng.choice(KEYWORDS[label]))
+    texts.append(" ".join(words))
+    labels.append(label)
+  return texts, np.array(labels)
+
+
+@pytest.fixture(scope="module")
+def trained():
+  """A raw-text classifier fitted on the keyword task, and held-out text."""
+  keras.utils.set_random_seed(0)
+  config = tiny_config(vocab_size=len(open(VOCAB).readlines()))
+  model = bert_tf.BertClassifier(
+      config, 2, preprocessor=bert_tf.BertPreprocessor(VOCAB, True, 16))
+  model.compile(optimizer=keras.optimizers.Adam(2e-3),
+                loss=keras.losses.SparseCategoricalCrossentropy(
+                    from_logits=True),
+                metrics=["sparse_categorical_accuracy"])
+  texts, labels = keyword_sentences(512, seed=0)
+  model.fit(texts, labels, batch_size=32, epochs=4, verbose=0)
+  held_out, held_out_labels = keyword_sentences(300, seed=1)
+  accuracy = model.evaluate(held_out, held_out_labels, verbose=0,
+                            return_dict=True)["sparse_categorical_accuracy"]
+  assert accuracy > 0.9
+  return model, held_out
+
+
+def ids_model(model):
+  """The trained classifier without its preprocessor (exports take ids)."""
+  clone = bert_tf.BertClassifier(model.config, model.num_labels)
+  clone.set_weights(model.get_weights())
+  return clone
+
+
+def agreement(probabilities, expected):
+  return float(np.mean(np.argmax(probabilities, -1)
+                       == np.argmax(expected, -1)))
+
+
+@pytest.mark.parametrize("mode", ["int8", "float8"])
+def test_quantized_predictions_agree_with_float(trained, mode):
+  model, texts = trained
+  inputs = model.preprocessor(tf.constant(texts))
+  expected = model.predict(texts, verbose=0)["probabilities"]
+  quantized = ids_model(model)
+  quantized.quantize(mode)
+  got = quantized.predict(inputs, verbose=0)["probabilities"]
+  assert agreement(got, expected) >= AGREEMENT
+  assert np.abs(got - expected).max() < 0.1
+
+
+def test_modes_that_change_predictions_are_refused(trained):
+  model, _ = trained
+  with pytest.raises(ValueError, match="support 'int8', 'float8'"):
+    model.quantize("int4")
+  for mode in ("gptq", "awq", None):  # Keras' own check refuses these
+    with pytest.raises(ValueError):
+      model.quantize(mode)
+
+
+def test_dynamic_range_int8_litert_agrees_with_float(trained, tmp_path):
+  """LiteRT's own int8 (the converter's dynamic range) on the float model."""
+  interpreter = pytest.importorskip("ai_edge_litert.interpreter")
+  model, texts = trained
+  inputs = model.preprocessor(tf.constant(texts))
+  ids = ids_model(model)
+  expected = ids(inputs)["probabilities"].numpy()
+  path = str(tmp_path / "model.tflite")
+  ids.export(path, format="litert", verbose=False,
+             optimizations=[tf.lite.Optimize.DEFAULT])
+  got = interpreter.Interpreter(model_path=path).get_signature_runner()(
+      **{name: value.numpy() for name, value in inputs.items()})
+  assert agreement(got["probabilities"], expected) >= AGREEMENT
+
+
+def test_a_keras_int8_model_exports_to_onnx(trained, tmp_path):
+  pytest.importorskip("tf2onnx")
+  onnxruntime = pytest.importorskip("onnxruntime")
+  model, texts = trained
+  inputs = {name: value.numpy() for name, value in
+            model.preprocessor(tf.constant(texts[:32])).items()}
+  quantized = ids_model(model)
+  quantized.quantize("int8")
+  expected = quantized(inputs)["probabilities"].numpy()
+  path = str(tmp_path / "model.onnx")
+  quantized.export(path, format="onnx", verbose=False)
+  session = onnxruntime.InferenceSession(path)
+  got = dict(zip([item.name for item in session.get_outputs()],
+                 session.run(None, inputs)))
+  np.testing.assert_allclose(got["probabilities"], expected, atol=1e-5)
