@@ -40,6 +40,8 @@ setuptools.setup(
         # Google Cloud clients: pip install -e ".[dataflow]".
         "beam": [f"apache-beam{_BEAM_VERSIONS}"],
         "dataflow": [f"apache-beam[gcp]{_BEAM_VERSIONS}"],
+        # model.export(format="onnx") and running ONNX and LiteRT files.
+        "export": ["tf2onnx", "onnxruntime", "ai-edge-litert"],
         "test": [
             f"apache-beam{_BEAM_VERSIONS}",
             "hypothesis",

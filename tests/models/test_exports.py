@@ -55,6 +55,9 @@ def run_litert(path, inputs):
 
 RUNNERS = {"onnx": ("model.onnx", run_onnx),
            "litert": ("model.tflite", run_litert)}
+# What each format's export and runner import.
+PACKAGES = {"onnx": ("tf2onnx", "onnxruntime"),
+            "litert": ("ai_edge_litert.interpreter",)}
 
 
 def expected_outputs(model, inputs):
@@ -66,8 +69,8 @@ def expected_outputs(model, inputs):
 @pytest.mark.parametrize("name", MODELS)
 def test_exports_compute_what_keras_computes(name, export_format, tmp_path):
   """fp32 within 1e-5, every output (the encoder's layers one by one)."""
-  if export_format == "onnx":
-    pytest.importorskip("tf2onnx")
+  for package in PACKAGES[export_format]:
+    pytest.importorskip(package)
   if export_format == "litert" and name == "BertFeatureTagger":
     pytest.skip("its masked BiLSTM needs the Flex delegate (see "
                 "test_the_feature_taggers_bilstm_needs_the_flex_delegate)")
@@ -88,6 +91,7 @@ def test_the_feature_taggers_bilstm_needs_the_flex_delegate(tmp_path):
   """Its masked BiLSTM becomes TensorList ops, which LiteRT runs only with
   the Flex delegate (select TensorFlow ops): the docs say so; this says
   when it changes."""
+  pytest.importorskip("ai_edge_litert.interpreter")
   build, make_inputs = MODELS["BertFeatureTagger"]
   path = str(tmp_path / "model.tflite")
   build(tiny_config()).export(path, format="litert", verbose=False)
