@@ -8,6 +8,7 @@ from bert_tf.checkpoints import LoadReport, load_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice,
                             BertPretrainer, BertSpanLabeler, BertTagger)
+from bert_tf.text.preprocessor import BertPreprocessor
 
 # The bert_tf model of each transformers class (huggingface.ARCHITECTURES).
 MODEL_CLASSES = {
@@ -36,6 +37,12 @@ class PretrainedModel:
   load_report: LoadReport
   do_lower_case: bool
   labels: list
+
+  def preprocessor(self, max_seq_length=128):
+    """A BertPreprocessor of this model's vocabulary and casing, so that a
+    model built on it takes raw text (BertClassifier(preprocessor=...))."""
+    return BertPreprocessor(self.vocab_file, self.do_lower_case,
+                            max_seq_length)
 
 
 def load_pretrained(model_dir, model_class=None, **model_arguments):

@@ -3,7 +3,7 @@ import shutil
 import pytest
 
 import bert_tf
-from tests.support.helpers import ORIGINAL_TINY
+from tests.support.helpers import ORIGINAL_TINY, SHARED_DIR
 
 
 def released_dir(tmp_path, vocab_size=99):
@@ -45,3 +45,31 @@ def test_missing_vocabulary_is_named(tmp_path):
   (tmp_path / "vocab.txt").unlink()
   with pytest.raises(FileNotFoundError, match="vocab.txt: missing"):
     bert_tf.load_pretrained(directory)
+
+
+@pytest.mark.shared
+def test_a_hugging_face_folder_fine_tunes_on_raw_text_in_keras():
+  """The README's Keras example: open a checkpoint, build a raw-text
+  classifier on its encoder and vocabulary, fit on Python strings."""
+  import keras
+  import numpy as np
+  folder = f"{SHARED_DIR}/reference/huggingface/bert_for_sequence_classification"
+  pretrained = bert_tf.load_pretrained(folder, bert_tf.BertEncoder)
+  classifier = bert_tf.BertClassifier(
+      pretrained.config, num_labels=2,
+      preprocessor=pretrained.preprocessor(max_seq_length=24))
+  classifier.encoder.set_weights(pretrained.model.get_weights())
+  texts = ["A quiet, lovely film.", "Dull and far too long.",
+           "Sehr schön!", "東京は雨でした。"]
+  inputs = classifier.preprocessor(texts)
+  np.testing.assert_array_equal(
+      classifier.encoder(inputs)["pooled_output"],
+      pretrained.model(inputs)["pooled_output"])
+  classifier.compile(optimizer="adam",
+                     loss=keras.losses.SparseCategoricalCrossentropy(
+                         from_logits=True),
+                     metrics=["sparse_categorical_accuracy"])
+  history = classifier.fit(texts, np.array([1, 0, 1, 0]), epochs=2,
+                           verbose=0)
+  assert len(history.history["loss"]) == 2
+  assert classifier.predict(texts, verbose=0)["probabilities"].shape == (4, 2)

@@ -32,9 +32,9 @@ class BertPreprocessor(keras.layers.Layer):
     do_lower_case: lower-case and strip accents, as the original.
     max_seq_length: the width of the outputs.
 
-  Call: a string tensor [batch] (or a scalar), or a pair (text_a, text_b)
-    of them. Returns int32 tensors [batch, max_seq_length] ([max_seq_length]
-    for a scalar).
+  Call: a string tensor [batch] (or a scalar) or a list of Python strings,
+    or a pair (text_a, text_b) of them. Returns int32 tensors
+    [batch, max_seq_length] ([max_seq_length] for a scalar).
 
   Example:
     >>> preprocessor = BertPreprocessor("vocab.txt", True, max_seq_length=8)
@@ -63,6 +63,12 @@ class BertPreprocessor(keras.layers.Layer):
         raise ValueError(f"{vocab_file}: has no {token} token")
     with tf.io.gfile.GFile(vocab_file, "rb") as reader:
       self._vocab_bytes = reader.read()
+
+  def __call__(self, inputs, **kwargs):
+    # Keras takes tensors as inputs, not lists of strings.
+    if isinstance(inputs, tuple):
+      inputs = tuple(_as_tensor(texts) for texts in inputs)
+    return super().__call__(_as_tensor(inputs), **kwargs)
 
   def call(self, inputs):
     if self.tokenizer.vocab_file is None:
@@ -99,6 +105,14 @@ class BertPreprocessor(keras.layers.Layer):
     config.update(do_lower_case=self.do_lower_case,
                   max_seq_length=self.max_seq_length)
     return config
+
+
+def _as_tensor(texts):
+  """A list of Python strings as a string tensor; anything else as it is."""
+  if isinstance(texts, list) and texts and all(
+      isinstance(text, (str, bytes)) for text in texts):
+    return tf.constant(texts)
+  return texts
 
 
 def as_keras_texts(x):
