@@ -57,6 +57,11 @@ class BertKerasModel(keras.Model):
   # int32 ids of rank 2 ([batch_size, seq_length]) for each name.
   input_ranks = {name: 2 for name in ENCODER_INPUTS}
 
+  # The mode quantize() was given, kept in get_config: from_config
+  # quantizes the new model the same way, so that a .keras file's quantized
+  # weights find the variables they were saved from.
+  quantized_to = None
+
   def input_signature(self):
     """[{name: TensorSpec}]: the inputs export() gives the model."""
     return [{name: tf.TensorSpec([None] * rank, tf.int32, name=name)
@@ -69,6 +74,29 @@ class BertKerasModel(keras.Model):
           f"support {', '.join(map(repr, QUANTIZATION_MODES))}")
     super().quantize(mode, config=config, filters=filters or _is_dense,
                      **kwargs)
+    self.quantized_to = mode
+
+  def get_config(self):
+    config = super().get_config()
+    config["config"] = self.config.to_dict()
+    if self.quantized_to:
+      config["quantized_to"] = self.quantized_to
+    return config
+
+  @classmethod
+  def from_config(cls, config):
+    arguments = dict(config)
+    mode = arguments.pop("quantized_to", None)
+    model = cls(**cls.constructor_arguments(arguments))
+    if mode:
+      model.quantize(mode)
+    return model
+
+  @classmethod
+  def constructor_arguments(cls, config):
+    """The constructor's arguments from get_config's dict (a subclass
+    deserialises what it serialised)."""
+    return config
 
   def export(self, filepath, format="tf_saved_model", verbose=None,
              input_signature=None, **kwargs):

@@ -104,9 +104,8 @@ class BertClassifier(EncoderModel):
     return config
 
   @classmethod
-  def from_config(cls, config):
-    config = dict(config)
+  def constructor_arguments(cls, config):
     if "preprocessor" in config:
-      config["preprocessor"] = keras.saving.deserialize_keras_object(
-          config["preprocessor"])
-    return cls(**config)
+      config = {**config, "preprocessor": keras.saving.deserialize_keras_object(
+          config["preprocessor"])}
+    return config

@@ -117,15 +117,6 @@ class BertEncoder(BertKerasModel):
         "embedding_output": embedding_output,
     }
 
-  def get_config(self):
-    config = super().get_config()
-    config["config"] = self.config.to_dict()
-    return config
-
-  @classmethod
-  def from_config(cls, config):
-    return cls(**config)
-
 
 class EncoderModel(BertKerasModel):
   """What every model built on a BertEncoder shares: the encoder as
@@ -168,11 +159,6 @@ class EncoderModel(BertKerasModel):
 
   def get_config(self):
     config = super().get_config()
-    config["config"] = self.config.to_dict()
     config.update({name: getattr(self, name)
                    for name in self.config_arguments})
     return config
-
-  @classmethod
-  def from_config(cls, config):
-    return cls(**config)

@@ -87,7 +87,7 @@ def run_model_test(model, inputs, quantize_relative=0.05):
     saved from the loaded model restores a fresh one exactly;
   - mixed_bfloat16: float32 variables and outputs close to float32's;
   - quantize("int8"): outputs within `quantize_relative` of float's
-    largest value; GPTQ is refused.
+    largest value, and equal after a .keras round trip; GPTQ is refused.
   """
   expected = model(inputs)
   clone = _clone(model)
@@ -120,7 +120,12 @@ def run_model_test(model, inputs, quantize_relative=0.05):
   quantized = _clone(model)
   quantized.set_weights(model.get_weights())
   quantized.quantize("int8")
-  _assert_close(quantized(inputs), expected, relative=quantize_relative)
+  quantized_outputs = quantized(inputs)
+  _assert_close(quantized_outputs, expected, relative=quantize_relative)
+  with tempfile.TemporaryDirectory() as directory:
+    path = os.path.join(directory, "quantized.keras")
+    quantized.save(path)
+    _assert_equal(keras.saving.load_model(path)(inputs), quantized_outputs)
   with pytest.raises(ValueError, match="support 'int8', 'int4', 'float8'"):
     _clone(model).quantize("gptq", config=GPTQ_CONFIG)
   return loaded
