@@ -1,5 +1,6 @@
-"""What every bert_tf model adds to keras.Model: quantize() limited to
-what keeps the outputs right, and export() with the model's own inputs."""
+"""What every bert_tf model adds to keras.Model: a config of its
+BertConfig, quantize() limited to what keeps the outputs right and saved
+with the model, and export() with the model's own inputs."""
 
 import keras
 import tensorflow as tf
@@ -44,10 +45,11 @@ class _FlatOutputs(keras.Model):
 
 
 class BertKerasModel(keras.Model):
-  """A keras.Model whose quantize() covers its Dense layers (the attention
+  """A keras.Model built from a BertConfig (`self.config`, stored by
+  get_config), whose quantize() covers its Dense layers (the attention
   projections, the feed-forward layers, the pooler, the masked-LM
-  transform) and refuses modes that give wrong numbers, and whose export()
-  needs no input signature.
+  transform) and refuses GPTQ and AWQ, and whose export() needs no input
+  signature.
 
   Word embeddings stay float: the masked-LM head multiplies by the same
   table. So do the classification heads, whose weights keep the original's

@@ -15,13 +15,16 @@ _BEFORE_LOGGING_STARTS = re.compile(
     r"^I0000 00:00:\S+ +\d+ (port|cudart_stub)\.cc:")
 
 
-def test_tensorflow_start_up_lines_are_silenced_unless_asked_for():
+def test_tensorflow_start_up_lines_are_silenced_unless_asked_for(
+    monkeypatch):
   """A run's stderr is what its user needs: TensorFlow's C++
   start-up lines (no CUDA driver, CPU instructions, oneDNN) only with
   --verbosity or TF_CPP_MIN_LOG_LEVEL. TensorFlow 2.21 writes its first
   lines (oneDNN, no CUDA driver) before its logging starts and reads the
   setting ("All log messages before absl::InitializeLog() is called are
   written to STDERR"), so those stay."""
+  # Not inherited from a module this test process imported.
+  monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
   flag_values = {"helpshort": True}  # TensorFlow is imported, then help
   quiet = run_script("run_swag.py", flag_values)
   verbose = run_script("run_swag.py", {**flag_values, "verbosity": 1})
