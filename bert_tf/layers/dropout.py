@@ -35,6 +35,10 @@ class Dropout(keras.layers.Layer):
     self.seed = seed
     self.seed_generator = keras.random.SeedGenerator(seed)
     self.supports_masking = True
+    # No weights to build: built now, as keras.layers.Dropout, so that a
+    # model holding it is built before fit (which otherwise traces it
+    # symbolically first, and under a MirroredStrategy fails to).
+    self.built = True
 
   def call(self, inputs, training=False):
     if not training or not self.rate:

@@ -1,6 +1,7 @@
 """BertEncoder: the original BertModel ("bert" scope) as a Keras 3 model."""
 
 import keras
+from keras import ops
 
 from bert_tf.config import BertConfig
 from bert_tf.layers.embeddings import BertEmbeddings
@@ -96,9 +97,14 @@ class BertEncoder(BertKerasModel):
     return self.embeddings.word_embeddings
 
   def call(self, inputs, training=None):
-    input_ids = required_input(inputs, "input_ids", type(self).__name__)
-    input_mask = optional_input(inputs, "input_mask", input_ids, 1)
-    segment_ids = optional_input(inputs, "segment_ids", input_ids, 0)
+    # int32 whatever the caller's integer type (Keras' fit, building a model
+    # under a MirroredStrategy, even passes float32 placeholders).
+    input_ids = ops.cast(
+        required_input(inputs, "input_ids", type(self).__name__), "int32")
+    input_mask = ops.cast(
+        optional_input(inputs, "input_mask", input_ids, 1), "int32")
+    segment_ids = ops.cast(
+        optional_input(inputs, "segment_ids", input_ids, 0), "int32")
 
     embedding_output = self.embeddings(input_ids, segment_ids,
                                        training=training)

@@ -61,10 +61,11 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
   data, the rule travels in get_config, so a compiled model saved as a
   .keras file decays the same variables when loaded.
 
-  Under a tf.distribute strategy, Keras' fit clips each replica's gradient,
-  then sums them. bert_tf.training.Trainer sums them first, so that clipping
-  sees the global gradient's norm, as one device would, and sets
-  `gradients_summed_by_caller` so that they are not summed again.
+  Under a tf.distribute strategy, the replicas' gradients are summed before
+  they are clipped, so that clipping sees the global gradient's norm, as
+  one device would (Keras' own order clips each replica's gradient, then
+  sums): in Keras' fit this optimizer sums them; bert_tf.training.Trainer
+  sums them itself and sets `gradients_summed_by_caller`.
 
   Args:
     learning_rate: a float or a LearningRateSchedule of the step.
@@ -113,6 +114,8 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
     grads = [tf.convert_to_tensor(grad)
              if isinstance(grad, tf.IndexedSlices) else grad
              for grad in grads]
+    if not self.gradients_summed_by_caller:
+      grads = _summed_over_replicas(grads)
     if not self.global_clipnorm:
       return grads
     # The original's call: its norm sums each gradient's l2_loss, one pass
@@ -120,9 +123,7 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
     return tf.clip_by_global_norm(grads, self.global_clipnorm)[0]
 
   def _all_reduce_sum_gradients(self, grads_and_vars):
-    if self.gradients_summed_by_caller:
-      return grads_and_vars
-    return super()._all_reduce_sum_gradients(grads_and_vars)
+    return grads_and_vars  # summed already (see _clip_gradients)
 
   def slots(self, variable):
     """(adam_m, adam_v) of a variable."""
@@ -198,6 +199,17 @@ class Lamb(AdamWeightDecay):
         learning_rate, variable.dtype) * update)
     self.assign(m, next_m)
     self.assign(v, next_v)
+
+
+def _summed_over_replicas(grads):
+  """Each gradient summed over the replicas of a tf.distribute strategy
+  (as they are; there is one replica outside a strategy's run)."""
+  context = tf.distribute.get_replica_context()
+  if context is None or context.num_replicas_in_sync == 1:
+    return grads
+  summed = iter(context.all_reduce(
+      tf.distribute.ReduceOp.SUM, [grad for grad in grads if grad is not None]))
+  return [None if grad is None else next(summed) for grad in grads]
 
 
 OPTIMIZERS = {"adamw": AdamWeightDecay, "lamb": Lamb}

@@ -3,6 +3,8 @@ run_classifier's, and a compiled model saved and resumed as a .keras file."""
 
 import os
 import random
+import subprocess
+import sys
 
 import keras
 import numpy as np
@@ -101,3 +103,45 @@ def test_a_compiled_model_resumes_from_a_keras_file(tmp_path):
   for ours, theirs in zip(loaded.weights, model.weights):
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy(),
                                   err_msg=ours.path)
+
+
+TWO_REPLICAS = """
+import numpy as np, tensorflow as tf, keras
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(
+    cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+import bert_tf
+from tests.support.helpers import random_inputs, tiny_config
+config = tiny_config(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+x = {name: value for name, value in random_inputs(config, 4).items()
+     if name != "masked_lm_positions"}
+y = np.array([[1, 2], [3, 5], [0, 0], [4, 6]])
+initial = bert_tf.BertSpanLabeler(config).get_weights()
+
+def fit(strategy):
+  with strategy.scope():
+    model = bert_tf.BertSpanLabeler(config)
+    model.set_weights(initial)
+    model.compile(optimizer=bert_tf.create_optimizer(1e-2, 10, 1),
+                  loss=keras.losses.SparseCategoricalCrossentropy(
+                      from_logits=True))
+  model.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(4), epochs=3,
+            verbose=0)
+  return model.get_weights()
+
+one = fit(tf.distribute.OneDeviceStrategy("/cpu:0"))
+two = fit(tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
+print(max(float(np.abs(a - b).max()) for a, b in zip(one, two)))
+"""
+
+
+def test_keras_fit_on_two_replicas_takes_the_one_device_steps():
+  """Under a MirroredStrategy the original optimizer sums the replicas'
+  gradients before clipping them (Keras' own order clips each first), so
+  fit takes the steps one device takes; clipping binds here (learning rate
+  1e-2, norm 1)."""
+  result = subprocess.run([sys.executable, "-c", TWO_REPLICAS],
+                          cwd=PROJECT_DIR, capture_output=True, text=True,
+                          check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert float(result.stdout.split()[-1]) < 1e-5
