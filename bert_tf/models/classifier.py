@@ -7,7 +7,7 @@ from keras import ops
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.dropout import Dropout
 from bert_tf.models.encoder import EncoderModel
-from bert_tf.text.preprocessor import as_keras_texts
+from bert_tf.text.preprocessor import as_keras_texts, as_text_tensors
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -27,8 +27,8 @@ class BertClassifier(EncoderModel):
       text (a string tensor, or a pair of them; fit, evaluate and predict
       also take lists of Python strings) and is saved with it.
 
-  Inputs: the encoder's dict (input_ids, input_mask, segment_ids), or text
-    when the model has a preprocessor.
+  Inputs: the encoder's dict (input_ids, input_mask, segment_ids), or, when
+    the model has a preprocessor, text (which it packs).
 
   Outputs: a dict with logits [batch_size, num_labels] and either
     probabilities [batch_size, num_labels] (softmax) or, for regression,
@@ -68,7 +68,7 @@ class BertClassifier(EncoderModel):
     self.built = True
 
   def call(self, inputs, training=None):
-    if self.preprocessor is not None:
+    if self.preprocessor is not None and not isinstance(inputs, dict):
       inputs = self.preprocessor(inputs)
     pooled_output = self.encoder(inputs, training=training)["pooled_output"]
     logits = ops.cast(self.output_head(
@@ -76,6 +76,11 @@ class BertClassifier(EncoderModel):
     if self.is_regression:
       return {"logits": logits, "predictions": logits[:, 0]}
     return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
+
+  def __call__(self, inputs, *args, **kwargs):
+    if self.preprocessor is not None:
+      inputs = as_text_tensors(inputs)
+    return super().__call__(inputs, *args, **kwargs)
 
   def input_signature(self):
     if self.preprocessor is None:

@@ -65,10 +65,7 @@ class BertPreprocessor(keras.layers.Layer):
       self._vocab_bytes = reader.read()
 
   def __call__(self, inputs, **kwargs):
-    # Keras takes tensors as inputs, not lists of strings.
-    if isinstance(inputs, tuple):
-      inputs = tuple(_as_tensor(texts) for texts in inputs)
-    return super().__call__(_as_tensor(inputs), **kwargs)
+    return super().__call__(as_text_tensors(inputs), **kwargs)
 
   def call(self, inputs):
     if self.tokenizer.vocab_file is None:
@@ -107,12 +104,18 @@ class BertPreprocessor(keras.layers.Layer):
     return config
 
 
-def _as_tensor(texts):
-  """A list of Python strings as a string tensor; anything else as it is."""
-  if isinstance(texts, list) and texts and all(
-      isinstance(text, (str, bytes)) for text in texts):
-    return tf.constant(texts)
-  return texts
+def _is_text_list(x):
+  return isinstance(x, list) and bool(x) and all(
+      isinstance(text, (str, bytes)) for text in x)
+
+
+def as_text_tensors(inputs):
+  """A list of Python strings as a string tensor, each of a pair (a tuple)
+  too; anything else as it is. Keras' layers and models take tensors, not
+  lists of strings."""
+  if isinstance(inputs, tuple):
+    return tuple(as_text_tensors(texts) for texts in inputs)
+  return tf.constant(inputs) if _is_text_list(inputs) else inputs
 
 
 def as_keras_texts(x):
@@ -122,8 +125,7 @@ def as_keras_texts(x):
   else is returned as it is."""
   if isinstance(x, tuple) and len(x) == 2:
     return tuple(as_keras_texts(texts) for texts in x)
-  if isinstance(x, list) and x and all(isinstance(text, (str, bytes))
-                                       for text in x):
+  if _is_text_list(x):
     return np.array(x, dtype=object)
   if isinstance(x, np.ndarray) and x.dtype.kind in "US":
     return x.astype(object)

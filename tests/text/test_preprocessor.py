@@ -138,3 +138,21 @@ def test_its_export_needs_tensorflow_text_only(tmp_path):
   assert result.returncode == 0, result.stderr[-3000:]
   np.testing.assert_allclose(np.load(tmp_path / "got.npy"), expected,
                              atol=1e-6)
+
+
+def test_a_pair_classifier_takes_a_tuple_of_two_lists():
+  """fit, predict and a direct call on (text_a, text_b) lists: the pairs
+  packed as the preprocessor packs them."""
+  model = raw_text_classifier(DEMO_VOCAB)
+  model.compile(optimizer="adam",
+                loss=keras.losses.SparseCategoricalCrossentropy(
+                    from_logits=True))
+  pairs = (SENTENCES, SENTENCES[::-1])
+  model.fit(pairs, np.array([1, 0, 1, 0]), batch_size=2, epochs=1, verbose=0)
+  predicted = model.predict(pairs, verbose=0)["probabilities"]
+  np.testing.assert_allclose(model(pairs)["probabilities"], predicted,
+                             atol=1e-6)
+  packed = model.preprocessor(pairs)
+  assert set(packed["segment_ids"].numpy()[0]) == {0, 1}
+  np.testing.assert_allclose(
+      model.predict(packed, verbose=0)["probabilities"], predicted, atol=1e-6)
