@@ -139,9 +139,11 @@ def test_keras_fit_on_two_replicas_takes_the_one_device_steps():
   """Under a MirroredStrategy the original optimizer sums the replicas'
   gradients before clipping them (Keras' own order clips each first), so
   fit takes the steps one device takes; clipping binds here (learning rate
-  1e-2, norm 1)."""
+  1e-2, norm 1). Summing halves rounds differently from one sum, and Adam
+  magnifies that on small gradients: up to 1.4e-5 apart on TensorFlow
+  2.21; clipping each replica first put them 0.07 apart."""
   result = subprocess.run([sys.executable, "-c", TWO_REPLICAS],
                           cwd=PROJECT_DIR, capture_output=True, text=True,
                           check=False)
   assert result.returncode == 0, result.stderr[-3000:]
-  assert float(result.stdout.split()[-1]) < 1e-5
+  assert float(result.stdout.split()[-1]) < 1e-4
