@@ -7,8 +7,8 @@ from bert_tf.config import BertConfig
 from bert_tf.layers.embeddings import BertEmbeddings
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.transformer_block import TransformerBlock
-from bert_tf.models.inputs import optional_input, required_input
 from bert_tf.models.base import BertKerasModel
+from bert_tf.models.inputs import optional_input, required_input
 
 
 def as_config(config):

@@ -9,7 +9,6 @@ from bert_tf.models.base import ENCODER_INPUTS
 from bert_tf.models.encoder import EncoderModel
 
 
-
 @keras.saving.register_keras_serializable(package="bert_tf")
 class BertMultipleChoice(EncoderModel):
   """Each choice's sequence encoded on its own; one vector scores each

@@ -2,7 +2,6 @@
 in Keras and exported; the modes bert_tf does not describe are refused.
 benchmarks/quantization.py measures the same on real SST-2."""
 
-import os
 import random
 
 import keras
@@ -11,31 +10,19 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from tests.support.helpers import PROJECT_DIR, tiny_config
+from tests.support.helpers import tiny_config
 from tests.support.keras_harness import GPTQ_CONFIG
+from tests.support.keyword_task import VOCAB, keyword_sentences
 
-VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
-KEYWORDS = (["return", "this", "with", "that"], ["string", "file", "from",
-                                                  "will"])
 # Of the held-out predictions, the share a quantized model must keep.
 AGREEMENT = 0.97
 
 
-def keyword_sentences(count, seed):
-  """Filler words with one keyword that decides the label."""
-  with open(VOCAB, encoding="utf-8") as reader:
-    filler = [word for word in (line.strip() for line in reader)
-              if word.isalpha() and len(word) > 3
-              and word not in sum(KEYWORDS, [])][:300]
-  rng = random.Random(seed)
-  texts, labels = [], []
-  for _ in range(count):
-    label = rng.randrange(2)
-    words = rng.sample(filler, rng.randint(3, 10))
-    words.insert(rng.randrange(len(words) + 1), rng.choice(KEYWORDS[label]))
-    texts.append(" ".join(words))
-    labels.append(label)
-  return texts, np.array(labels)
+def keyword_texts(count, seed):
+  """The keyword task's sentences and their labels (an int array)."""
+  rows = list(keyword_sentences(random.Random(seed), count))
+  return ([text for text, _ in rows],
+          np.array([int(label) for _, label in rows]))
 
 
 @pytest.fixture(scope="module")
@@ -49,9 +36,9 @@ def trained():
                 loss=keras.losses.SparseCategoricalCrossentropy(
                     from_logits=True),
                 metrics=["sparse_categorical_accuracy"])
-  texts, labels = keyword_sentences(512, seed=0)
+  texts, labels = keyword_texts(512, seed=0)
   model.fit(texts, labels, batch_size=32, epochs=4, verbose=0)
-  held_out, held_out_labels = keyword_sentences(300, seed=1)
+  held_out, held_out_labels = keyword_texts(300, seed=1)
   accuracy = model.evaluate(held_out, held_out_labels, verbose=0,
                             return_dict=True)["sparse_categorical_accuracy"]
   assert accuracy > 0.9

@@ -12,34 +12,12 @@ from bert_tf import tokenization
 from bert_tf.tasks.glue import (examples as glue,
                                 features as classifier_features)
 from tests.support.helpers import (FINE_TUNING_FLAGS, ORIGINAL_TINY,
-                                   PROJECT_DIR, assert_fails_in_one_line,
+                                   assert_fails_in_one_line,
                                    assert_help_lists, run_script,
                                    run_script_cases, run_two_workers,
                                    save_listed_checkpoint, tiny_config)
+from tests.support.keyword_task import POSITIVE, VOCAB, keyword_sentences
 from tests.support.serving import serve_as_documented, serve_export
-
-VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
-POSITIVE = ["return", "this", "with", "that", "object"]
-NEGATIVE = ["string", "file", "from", "will", "default"]
-
-
-def filler_words():
-  with open(VOCAB, encoding="utf-8") as reader:
-    words = [line.strip() for line in reader]
-  return [word for word in words if word.isalpha() and len(word) > 3
-          and word not in POSITIVE + NEGATIVE][:300]
-
-
-def keyword_sentences(rng, count):
-  """Sentences of filler words with one keyword that decides the label."""
-  filler = filler_words()
-  for _ in range(count):
-    label = rng.randrange(2)
-    words = rng.sample(filler, rng.randint(3, 10))
-    words.insert(rng.randrange(len(words) + 1),
-                 rng.choice(POSITIVE if label else NEGATIVE))
-    yield " ".join(words), str(label)
-
 
 def write_tsv(path, header, rows):
   path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,6 @@
 """Keras' compile/fit with the original optimizer: the same training as
 run_classifier's, and a compiled model saved and resumed as a .keras file."""
 
-import os
 import random
 import subprocess
 import sys
@@ -17,17 +16,9 @@ from bert_tf.tasks.glue import examples as glue
 from bert_tf.tasks.glue import features as classifier_features
 from tests.support.helpers import (PROJECT_DIR, assert_checkpoints_close,
                                    random_inputs, run_script, tiny_config)
+from tests.support.keyword_task import VOCAB, keyword_sentences
 
-VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
-
-
-def sentences(count):
-  with open(VOCAB, encoding="utf-8") as reader:
-    words = [line.strip() for line in reader if line.strip().isalpha()]
-  rng = random.Random(0)
-  return [(" ".join(rng.sample(words, rng.randint(3, 12))), str(index % 2))
-          for index in range(count)]
 
 
 def test_keras_fit_reaches_run_classifiers_weights(tmp_path):
@@ -37,7 +28,8 @@ def test_keras_fit_reaches_run_classifiers_weights(tmp_path):
   the same masks, as both start from the same seed."""
   data_dir = tmp_path / "data"
   data_dir.mkdir()
-  rows = ["sentence\tlabel"] + ["\t".join(row) for row in sentences(16)]
+  rows = ["sentence\tlabel"] + ["\t".join(row) for row in keyword_sentences(
+      random.Random(0), 16)]
   (data_dir / "train.tsv").write_text("\n".join(rows) + "\n")
   config = tiny_config(vocab_size=len(open(VOCAB).readlines()))
   (tmp_path / "bert_config.json").write_text(config.to_json_string())
