@@ -8,35 +8,8 @@ import numpy as np
 import pytest
 
 import bert_tf
-from tests.support.helpers import random_inputs, tiny_config
-
-INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
-
-
-def encoder_inputs():
-  return {name: value for name, value in random_inputs(tiny_config()).items()
-          if name in INPUT_NAMES}
-
-
-MODELS = {
-    "BertEncoder": (lambda config: bert_tf.BertEncoder(config),
-                    encoder_inputs),
-    "BertPretrainer": (lambda config: bert_tf.BertPretrainer(config),
-                       lambda: random_inputs(tiny_config())),
-    "BertClassifier": (lambda config: bert_tf.BertClassifier(config, 3),
-                       encoder_inputs),
-    "BertSpanLabeler": (lambda config: bert_tf.BertSpanLabeler(config),
-                        encoder_inputs),
-    "BertTagger": (lambda config: bert_tf.BertTagger(config, 9),
-                   encoder_inputs),
-    "BertFeatureTagger": (lambda config: bert_tf.BertFeatureTagger(
-        config, 9, (-2, -1), "weighted_sum", lstm_units=8), encoder_inputs),
-    "BertMultipleChoice": (
-        lambda config: bert_tf.BertMultipleChoice(config),
-        lambda: {name: np.stack([value] * 4, axis=1)
-                 for name, value in encoder_inputs().items()}),
-}
-
+from tests.support.helpers import tiny_config
+from tests.support.keras_harness import EVERY_MODEL, model_inputs
 
 def run_onnx(path, inputs):
   onnxruntime = pytest.importorskip("onnxruntime")
@@ -66,7 +39,7 @@ def expected_outputs(model, inputs):
 
 
 @pytest.mark.parametrize("export_format", RUNNERS)
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", EVERY_MODEL)
 def test_exports_compute_what_keras_computes(name, export_format, tmp_path):
   """fp32 within 1e-5, every output (the encoder's layers one by one)."""
   for package in PACKAGES[export_format]:
@@ -74,8 +47,7 @@ def test_exports_compute_what_keras_computes(name, export_format, tmp_path):
   if export_format == "litert" and name == "BertFeatureTagger":
     pytest.skip("its masked BiLSTM needs the Flex delegate (see "
                 "test_the_feature_taggers_bilstm_needs_the_flex_delegate)")
-  build, make_inputs = MODELS[name]
-  model, inputs = build(tiny_config()), make_inputs()
+  model, inputs = EVERY_MODEL[name](tiny_config()), model_inputs(name)
   file_name, run = RUNNERS[export_format]
   path = str(tmp_path / file_name)
   model.export(path, format=export_format, verbose=False)
@@ -92,9 +64,9 @@ def test_the_feature_taggers_bilstm_needs_the_flex_delegate(tmp_path):
   the Flex delegate (select TensorFlow ops): the docs say so; this says
   when it changes."""
   pytest.importorskip("ai_edge_litert.interpreter")
-  build, make_inputs = MODELS["BertFeatureTagger"]
   path = str(tmp_path / "model.tflite")
-  build(tiny_config()).export(path, format="litert", verbose=False)
+  EVERY_MODEL["BertFeatureTagger"](tiny_config()).export(
+      path, format="litert", verbose=False)
   with pytest.raises(RuntimeError, match="Select TensorFlow op"):
-    run_litert(path, make_inputs())
+    run_litert(path, model_inputs("BertFeatureTagger"))
   assert os.path.getsize(path) > 0

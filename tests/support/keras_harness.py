@@ -11,11 +11,38 @@ import pytest
 
 import bert_tf
 from bert_tf.training.precision import dtype_policy
+from tests.support.helpers import random_inputs, tiny_config
 
 # Keras' GPTQ configuration, which bert_tf models refuse (they do not
 # describe their blocks for it); its calibration data is never read.
 GPTQ_CONFIG = keras.quantizers.GPTQConfig(dataset=["text"],
                                           tokenizer=lambda text: [[0]])
+
+
+# A tiny instance of each bert_tf model, by class name.
+EVERY_MODEL = {
+    "BertEncoder": lambda config: bert_tf.BertEncoder(config),
+    "BertPretrainer": lambda config: bert_tf.BertPretrainer(config),
+    "BertClassifier": lambda config: bert_tf.BertClassifier(config, 3),
+    "BertSpanLabeler": lambda config: bert_tf.BertSpanLabeler(config),
+    "BertTagger": lambda config: bert_tf.BertTagger(config, 9),
+    "BertFeatureTagger": lambda config: bert_tf.BertFeatureTagger(
+        config, 9, (-2, -1), "weighted_sum", lstm_units=8),
+    "BertMultipleChoice": lambda config: bert_tf.BertMultipleChoice(config),
+}
+
+
+def model_inputs(name):
+  """random_inputs(tiny_config()) as EVERY_MODEL[name] takes them: the
+  encoder's, with masked_lm_positions for the pretrainer, four choices each
+  for multiple choice."""
+  inputs = random_inputs(tiny_config())
+  if name == "BertPretrainer":
+    return inputs
+  inputs.pop("masked_lm_positions")
+  if name == "BertMultipleChoice":
+    return {key: np.stack([value] * 4, axis=1) for key, value in inputs.items()}
+  return inputs
 
 
 def _as_numpy(outputs):

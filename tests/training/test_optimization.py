@@ -14,6 +14,7 @@ from bert_tf.pretraining import features as pretraining_features
 from bert_tf.training import optimization
 from tests.support.helpers import (ORIGINAL_TINY, ORIGINAL_TINY_TRAIN,
                                    assert_checkpoints_close, tiny_config)
+from tests.support.keras_harness import EVERY_MODEL
 
 TRAIN_DIR = ORIGINAL_TINY_TRAIN
 
@@ -82,17 +83,6 @@ def original_rule_decays(name):
   """The original's rule, on original checkpoint names."""
   return not any(re.search(pattern, name)
                  for pattern in ("LayerNorm", "layer_norm", "bias"))
-
-
-EVERY_MODEL = {
-    "BertPretrainer": lambda config: bert_tf.BertPretrainer(config),
-    "BertClassifier": lambda config: bert_tf.BertClassifier(config, 3),
-    "BertSpanLabeler": lambda config: bert_tf.BertSpanLabeler(config),
-    "BertTagger": lambda config: bert_tf.BertTagger(config, 9),
-    "BertFeatureTagger": lambda config: bert_tf.BertFeatureTagger(
-        config, 9, (-2, -1), "weighted_sum", lstm_units=8),
-    "BertMultipleChoice": lambda config: bert_tf.BertMultipleChoice(config),
-}
 
 
 @pytest.mark.parametrize("name", EVERY_MODEL)
