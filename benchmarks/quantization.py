@@ -17,9 +17,9 @@ form of the model:
 the agreement of its predicted labels with the float model's, the largest
 difference of a class probability, dev accuracy, the file size (.keras,
 .tflite, .onnx) and CPU latency: the median of --latency_runs single-sentence
-calls and the time of the whole dev set in batches of 32 (ids in, so the
-tokenizer is not timed). Each form is timed in this one process, one after
-the other.
+calls and the time of the whole dev set in batches of --batch_size (ids
+in, so the tokenizer is not timed). Each form is timed in this one process,
+one after the other.
 
   litert tf.Module  TFLiteConverter.from_saved_model on the ids signature of
                     run_classifier's TF Serving export (a tf.Module holding
@@ -30,7 +30,6 @@ Run from the repository root (about 5 minutes on 2 CPU cores):
   .venv/bin/python benchmarks/quantization.py [--output_json=PATH]
 """
 
-import argparse
 import json
 import os
 import statistics
@@ -42,7 +41,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import pretrainer_step  # pylint: disable=g-import-not-at-top
 import bert_tf  # pylint: disable=g-import-not-at-top
 from bert_tf import tokenization  # pylint: disable=g-import-not-at-top
 from bert_tf.tasks.glue import examples as glue  # pylint: disable=g-import-not-at-top
@@ -55,34 +56,29 @@ SST2 = os.path.join(SHARED, "data", "glue", "SST-2")
 
 
 def parse_args():
-  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  parser.add_argument("--num_layers", type=int, default=4)
-  parser.add_argument("--hidden_size", type=int, default=128)
-  parser.add_argument("--num_heads", type=int, default=2)
-  parser.add_argument("--intermediate_size", type=int, default=512)
-  parser.add_argument("--seq_length", type=int, default=64)
+  parser = pretrainer_step.model_argument_parser(__doc__.split("\n", 1)[0])
+  parser.set_defaults(hidden_size=128, num_heads=2, intermediate_size=512,
+                      seq_length=64)
   parser.add_argument("--train_examples", type=int, default=12000)
   parser.add_argument("--epochs", type=int, default=2)
   parser.add_argument("--latency_runs", type=int, default=30)
   parser.add_argument("--output_json", default=None)
-  return parser.parse_args()
+  args = parser.parse_args()
+  if args.vocab_size != len(tokenization.load_vocab(VOCAB)):
+    parser.error(f"--vocab_size={args.vocab_size}: {VOCAB} has "
+                 f"{len(tokenization.load_vocab(VOCAB))} tokens")
+  return args
 
 
 def fine_tuned(args):
   """A raw-text classifier fitted on SST-2's first train_examples."""
   keras.utils.set_random_seed(0)
-  config = bert_tf.BertConfig(
-      vocab_size=len(tokenization.load_vocab(VOCAB)),
-      hidden_size=args.hidden_size, num_hidden_layers=args.num_layers,
-      num_attention_heads=args.num_heads,
-      intermediate_size=args.intermediate_size,
-      max_position_embeddings=max(args.seq_length, 64))
   model = bert_tf.BertClassifier(
-      config, 2,
+      pretrainer_step.bert_tf_config(args), 2,
       preprocessor=bert_tf.BertPreprocessor(VOCAB, True, args.seq_length))
   task = glue.get_task("sst-2")
   train = glue.read_examples(task, SST2, "train")[:args.train_examples]
-  steps = args.epochs * len(train) // 32
+  steps = args.epochs * len(train) // args.batch_size
   model.compile(optimizer=bert_tf.create_optimizer(5e-4, steps, steps // 10),
                 loss=keras.losses.SparseCategoricalCrossentropy(
                     from_logits=True),
@@ -90,7 +86,7 @@ def fine_tuned(args):
   started = time.perf_counter()
   model.fit([example.text_a for example in train],
             np.array([int(example.label) for example in train]),
-            batch_size=32, epochs=args.epochs, verbose=2)
+            batch_size=args.batch_size, epochs=args.epochs, verbose=2)
   print(f"fine-tuned in {time.perf_counter() - started:.0f} s")
   return model
 
@@ -104,7 +100,7 @@ def ids_copy(model, mode=None):
   return copy
 
 
-def timed(predict, inputs, latency_runs):
+def timed(predict, inputs, latency_runs, batch_size):
   """(single-sentence latency ms, whole-set seconds, probabilities)."""
   single = {name: value[:1] for name, value in inputs.items()}
   predict(single)
@@ -115,9 +111,9 @@ def timed(predict, inputs, latency_runs):
     latencies.append((time.perf_counter() - started) * 1000)
   started = time.perf_counter()
   probabilities = np.concatenate([
-      predict({name: value[start:start + 32]
+      predict({name: value[start:start + batch_size]
                for name, value in inputs.items()})
-      for start in range(0, len(inputs["input_ids"]), 32)])
+      for start in range(0, len(inputs["input_ids"]), batch_size)])
   return statistics.median(latencies), time.perf_counter() - started, \
       probabilities
 
@@ -194,7 +190,7 @@ def main():
     for name, make in forms.items():
       path, predict = make()
       latency, total, probabilities = timed(predict, inputs,
-                                            args.latency_runs)
+                                            args.latency_runs, args.batch_size)
       if reference is None:
         reference = probabilities
       results[name] = {
