@@ -90,10 +90,13 @@ class BertEmbeddings(keras.layers.Layer):
             f"the input (max_seq_length) or use a model with a longer table")
       return static_length
     seq_length = tf.shape(input_ids)[1]
-    tf.debugging.assert_less_equal(
+    # The length depends on the check, so the check runs before the slice and
+    # add that would otherwise fail first with a bare shape error.
+    check = tf.debugging.assert_less_equal(
         seq_length, self.max_position_embeddings,
         message="Sequence length exceeds max_position_embeddings")
-    return seq_length
+    with tf.control_dependencies([check]):
+      return tf.identity(seq_length)
 
   def get_config(self):
     config = super().get_config()

@@ -67,6 +67,26 @@ def test_graph_mode_with_unknown_length_rejects_too_long_input(encoder):
     forward(np.ones((1, 65), np.int32))
 
 
+def test_the_length_check_runs_before_the_position_embeddings(encoder):
+  # Were the check only a side effect of the function, TensorFlow could run
+  # the position add first and fail with a bare shape error (it did, once,
+  # under load on TF 2.21): the embeddings must depend on the check.
+  forward = tf.function(
+      lambda ids: encoder({"input_ids": ids})["embedding_output"])
+  graph = forward.get_concrete_function(
+      tf.TensorSpec([None, None], tf.int32)).graph
+  # The function's own output is an Identity that waits for every side
+  # effect; what it returns is its input.
+  (embeddings,) = graph.outputs[0].op.inputs
+  ancestors, pending = set(), [embeddings.op]
+  while pending:
+    op = pending.pop()
+    if op not in ancestors:
+      ancestors.add(op)
+      pending += [tensor.op for tensor in op.inputs] + op.control_inputs
+  assert "Assert" in {op.type for op in ancestors}
+
+
 def test_too_long_input_is_a_clear_error(encoder):
   with pytest.raises(ValueError, match="Sequence length 65 exceeds "
                      "max_position_embeddings \\(64\\)"):
