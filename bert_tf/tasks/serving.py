@@ -42,14 +42,20 @@ class IdsServing(tf.Module):
 
   def __init__(self, model, output_names):
     super().__init__()
-    self.model = model
+    self._hold_untracked(model)
     self.output_names = tuple(output_names)
-    # The TensorFlow variables under the Keras ones, tracked themselves: a
-    # SavedModel holding only Keras 3 variables cannot be loaded by TF
+    # The TensorFlow variables under the Keras ones are what the export
+    # saves: a SavedModel holding Keras 3 variables cannot be loaded by TF
     # Serving or `saved_model_cli run` ("Could not find variable ...":
     # keras-team/keras#20095, tensorflow/serving#2250), whose loader
-    # restores these.
-    self.tf_variables = [variable.value for variable in model.variables]
+    # restores these. The model itself is not tracked, or every weight
+    # would be saved twice, once under each; nor are its dropout seeds,
+    # which inference does not use.
+    self.tf_variables = [weight.value for weight in model.weights]
+
+  @tf.__internal__.tracking.no_automatic_dependency_tracking
+  def _hold_untracked(self, model):
+    self.model = model
 
   def predict(self, inputs):
     outputs = self.model(checked_ids(inputs, self.model.config),

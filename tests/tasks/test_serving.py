@@ -1,14 +1,22 @@
-"""What every export's raw-text signatures share (tasks/serving.py), run
-through the signatures of the tasks that answer in character offsets."""
+"""What every export shares (tasks/serving.py): each weight saved once, and
+the raw-text signatures' checks, run through the signatures of the tasks
+that answer in character offsets."""
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.models import BertSpanLabeler, BertTagger
+from bert_tf.features.serving import feature_serving
+from bert_tf.files import export
+from bert_tf.models import (BertClassifier, BertMultipleChoice,
+                            BertSpanLabeler, BertTagger)
+from bert_tf.models.layer_outputs import LayerOutputs
+from bert_tf.tasks.glue.serving import classifier_serving
 from bert_tf.tasks.ner import examples as conll
 from bert_tf.tasks.ner.serving import ner_serving
 from bert_tf.tasks.squad import answers as squad_answers
 from bert_tf.tasks.squad.serving import squad_serving
+from bert_tf.tasks.swag.serving import swag_serving
 from bert_tf.text import InGraphTokenizer
 from tests.support.helpers import tiny_config
 from tests.support.squad_fixtures import DEMO_VOCAB
@@ -40,3 +48,38 @@ def test_text_that_is_not_utf8_is_refused_by_name(offset_signatures,
                                     for name, value in inputs.items()})
   assert f"{field}: not valid UTF-8" in refusal.value.message
   refusal.value.message.encode("ascii")  # no byte of the text in it
+
+
+EVERY_EXPORT = {
+    "glue": lambda config, tokenizer: classifier_serving(
+        BertClassifier(config, 3), tokenizer, 32, ["a", "b", "c"]),
+    "squad": lambda config, tokenizer: squad_serving(
+        BertSpanLabeler(config), tokenizer, 32, 8, 8,
+        squad_answers.AnswerOptions()),
+    "ner": lambda config, tokenizer: ner_serving(
+        BertTagger(config, len(conll.LABELS)), tokenizer, 32),
+    "swag": lambda config, tokenizer: swag_serving(
+        BertMultipleChoice(config), tokenizer, 32),
+    "features": lambda config, tokenizer: feature_serving(
+        LayerOutputs(config, [-1, -2]), tokenizer, 32),
+}
+
+
+@pytest.mark.parametrize("task", sorted(EVERY_EXPORT))
+def test_an_export_holds_each_weight_once(task, tmp_path):
+  """The saved variables are the model's weights, each once: the bytes
+  saved equal the model's parameter bytes (an export once held each weight
+  twice, under the Keras model and under its TensorFlow variables)."""
+  config = tiny_config(vocab_size=len(open(DEMO_VOCAB,
+                                           encoding="utf-8").readlines()))
+  serving, signatures = EVERY_EXPORT[task](
+      config, InGraphTokenizer(DEMO_VOCAB, True))
+  version_dir = export.write_saved_model(serving, str(tmp_path), signatures)
+  reader = tf.train.load_checkpoint(f"{version_dir}/variables/variables")
+  saved = [reader.get_tensor(name)
+           for name in reader.get_variable_to_shape_map()
+           if name != "_CHECKPOINTABLE_OBJECT_GRAPH"]
+  weights = serving.model.weights
+  assert len(saved) == len(weights)
+  assert sum(array.nbytes for array in saved) == sum(
+      np.asarray(weight).nbytes for weight in weights)
