@@ -9,7 +9,9 @@ none is left, so no core waits while another has work. (A process pool's
 own queue hands a worker its next chunks before it asks, where no other
 process can take them.) The forks' results come back pickled, with
 Python's garbage collector paused (collector.paused), which would otherwise
-walk every object received.
+walk every object received; so do the entries they added to a cache that
+the function fills (a tokenizer's words), so that the next call finds them
+here and in every fork it starts.
 `apply` is the entry point: in this process alone when a batch is too
 small to be worth forking, or where forking is not safe. `started` runs a
 function on a list in one fork while this process goes on with other work
@@ -21,6 +23,7 @@ Nothing here imports TensorFlow.
 
 import concurrent.futures
 import ctypes
+import itertools
 import multiprocessing
 import os
 import signal
@@ -32,8 +35,9 @@ from bert_tf import collector
 # enough that each works on long runs of neighbouring items (a tokenizer's
 # word cache learns the words of one part of a corpus).
 _CHUNKS_PER_PROCESS = 2
-# (function, items, chunks, next chunk counter) of the map_chunks call in
-# progress, and (function, items) of a `started` call, which forks inherit.
+# (function, items, chunks, next chunk counter, cache) of the map_chunks
+# call in progress, and (function, items) of a `started` call, which forks
+# inherit.
 _WORK = None
 _STARTED = None
 # prctl's option: the signal a process gets when its parent dies.
@@ -48,7 +52,7 @@ def can_fork():
           and "fork" in multiprocessing.get_all_start_methods())
 
 
-def apply(function, items, processes=None, worth_forking=True):
+def apply(function, items, processes=None, worth_forking=True, cache=None):
   """function(items), a list of as many results, with the garbage collector
   paused: on `processes` processes (None: one per core) through map_chunks
   when the caller finds the batch worth_forking and can_fork() holds, else
@@ -57,11 +61,12 @@ def apply(function, items, processes=None, worth_forking=True):
   Args:
     function: takes a list of items, returns a list of as many results,
       each depending on its own item alone.
+    cache: a dict the function adds to as it works, or None (map_chunks).
   """
   processes = processes or os.cpu_count() or 1
   with collector.paused():
     if _forking(processes, items, worth_forking):
-      return map_chunks(function, items, processes)
+      return map_chunks(function, items, processes, cache)
     return function(items)
 
 
@@ -72,7 +77,7 @@ def _forking(processes, items, worth_forking):
   return processes > 1 and len(items) > 1 and worth_forking and can_fork()
 
 
-def map_chunks(function, items, processes):
+def map_chunks(function, items, processes, cache=None):
   """function(chunk) for contiguous chunks of items, concatenated: the
   results of [function([item])[0] for item in items], in `processes`
   processes (this one and processes - 1 forks).
@@ -81,19 +86,25 @@ def map_chunks(function, items, processes):
     function: takes a list of items, returns a list of as many results.
     items: a list.
     processes: at least 2; can_fork() must hold.
+    cache: a dict the function adds to as it works (its entries only
+      save work: the results do not depend on them), or None. What the
+      forks add is added here.
   """
   global _WORK
   count = processes * _CHUNKS_PER_PROCESS
   bounds = [len(items) * chunk // count for chunk in range(count + 1)]
   _WORK = (function, items, list(zip(bounds[:-1], bounds[1:])),
-           multiprocessing.get_context("fork").Value("i", 0))
+           multiprocessing.get_context("fork").Value("i", 0), cache)
   try:
     with _pool(processes - 1, "fork") as forks:
-      forks_results = [forks.submit(_work_on_chunks)
+      forks_results = [forks.submit(_work_in_fork)
                        for _ in range(processes - 1)]
       results = _work_on_chunks()
       for future in forks_results:
-        results.update(future.result())
+        fork_results, learned = future.result()
+        results.update(fork_results)
+        if cache is not None:
+          cache.update(learned)
   except concurrent.futures.process.BrokenProcessPool:
     raise _ended_early() from None
   finally:
@@ -146,10 +157,23 @@ def _run_started():
   return function(items)
 
 
+def _work_in_fork():
+  """In a fork: (_work_on_chunks(), the entries it added to the cache)."""
+  cache = _WORK[-1]
+  if cache is None:
+    return _work_on_chunks(), {}
+  size = len(cache)
+  results = _work_on_chunks()
+  # Entries are added at the end, or after the cache is emptied when full
+  # (then only those past `size` come back: a lost saving, no error).
+  start = size if len(cache) >= size else 0
+  return results, dict(itertools.islice(cache.items(), start, None))
+
+
 def _work_on_chunks():
   """In this process and in each fork: {index: function(chunk)} for the
   chunks this process claims, the next unclaimed one each time."""
-  function, items, chunks, next_chunk = _WORK
+  function, items, chunks, next_chunk, _ = _WORK
   results = {}
   while True:
     with next_chunk.get_lock():

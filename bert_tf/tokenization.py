@@ -224,14 +224,16 @@ class FullTokenizer:
     A batch of _PARALLEL_MIN_CHARS characters or more is shared among
     `processes` processes (default: one per core) where this process can be
     forked (forked.can_fork: not once TensorFlow is loaded): this one and
-    forks of it (forked.apply), each with its own word cache (what the
-    forks learn is not kept here).
+    forks of it (forked.apply), whose words learned come back to this
+    process's word cache: a later batch, and the forks it starts, find
+    them.
     """
     texts = list(texts)  # _per_word converts each to str
     return forked.apply(
         lambda chunk: self._per_word(chunk, self._word_ids, self._ids_of),
         texts, processes,
-        worth_forking=sum(map(len, texts)) >= _PARALLEL_MIN_CHARS)
+        worth_forking=sum(map(len, texts)) >= _PARALLEL_MIN_CHARS,
+        cache=self._word_ids)
 
   def _per_word(self, texts, cache, tokenize_word):
     """For each text, tokenize_word of each of its cleaned words,
@@ -239,17 +241,20 @@ class FullTokenizer:
     whole batch: per text, it costs little more than the split."""
     cleaned = self._chars.cleaned
     remembered = cache.get
+    chain = itertools.chain.from_iterable
     results = []
     for text in texts:
       words = cleaned(convert_to_unicode(text)).split()
-      # Looked up in C (map, all, chain): a text of known words never runs
-      # a Python loop over its words.
-      word_tokens = list(map(remembered, words))
-      if not all(word_tokens):  # a word not seen yet (or of no tokens)
-        for index, word in enumerate(words):
-          if word_tokens[index] is None:
-            word_tokens[index] = _remember(cache, word, tokenize_word(word))
-      results.append(list(itertools.chain.from_iterable(word_tokens)))
+      # Looked up and joined in C (map, chain): a text of known words never
+      # runs a Python loop over its words; a word not seen yet is None,
+      # which chain cannot iterate.
+      try:
+        results.append(list(chain(map(remembered, words))))
+      except TypeError:
+        results.append(list(chain(
+            _remember(cache, word, tokenize_word(word))
+            if tokens is None else tokens
+            for word, tokens in zip(words, map(remembered, words)))))
     return results
 
   def _basic_tokens(self, word):

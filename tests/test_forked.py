@@ -46,6 +46,16 @@ def check_started_raises():
   raise AssertionError("no ValueError")
 check_started_raises()
 
+# What the forks add to the cache comes back to this process's.
+cache = {}
+def remember_pids(chunk):
+  time.sleep(0.3)
+  cache.update((item, os.getpid()) for item in chunk)
+  return chunk
+assert forked.map_chunks(remember_pids, list(range(120)), 2,
+                         cache) == list(range(120))
+assert sorted(cache) == list(range(120)) and len(set(cache.values())) == 2
+
 # A fork that dies (the kernel's OOM killer, say) is one OSError, not a
 # traceback from the process pool.
 try:
@@ -73,8 +83,13 @@ tokenizer = tokenization.FullTokenizer(sys.argv[1])
 expected = [tokenizer.convert_tokens_to_ids(original_tokenize(tokenizer, text))
             for text in texts]
 for processes in (2, 3):
-  assert tokenization.FullTokenizer(sys.argv[1]).encode_many(
-      texts, processes=processes) == expected, processes
+  tokenizer = tokenization.FullTokenizer(sys.argv[1])
+  assert tokenizer.encode_many(texts, processes=processes) == expected
+  # Every word is known here now, the forks' too, and the next call of
+  # known words alone gives the same ids.
+  assert set(tokenizer._word_ids) == {
+      word for text in texts for word in tokenizer._chars.cleaned(text).split()}
+  assert tokenizer.encode_many(texts, processes=processes) == expected
 import tensorflow
 assert not forked.can_fork()
 assert started_pid(2) == os.getpid()
@@ -102,10 +117,11 @@ def run_python(script):
 
 
 def test_forks_share_the_work_and_encode_every_text_in_order():
-  """map_chunks runs chunks in forks and here; `started` runs its work in
-  a fork; encode_many's forks give every text's ids in order, as the
-  original; once TensorFlow is loaded, nothing forks; a fork that dies is
-  an OSError."""
+  """map_chunks runs chunks in forks and here, and what the forks add to a
+  cache comes back; `started` runs its work in a fork; encode_many's forks
+  give every text's ids in order, as the original, and their words to the
+  tokenizer's cache; once TensorFlow is loaded, nothing forks; a fork that
+  dies is an OSError."""
   result = run_python(_FORKS)
   assert result.returncode == 0, result.stderr[-3000:]
   assert result.stdout.split() == ["ok"]
