@@ -77,6 +77,25 @@ def measured(command):
   return seconds, usage.ru_maxrss * 1024
 
 
+def measured_alternately(runs, rounds):
+  """{name: [(seconds, peak bytes) of command(round) for each round]} for
+  runs {name: command(round)}, the runs alternating, so drift hits all
+  alike."""
+  results = {name: [] for name in runs}
+  for round_ in range(rounds):
+    for name, command in runs.items():
+      results[name].append(measured(command(round_)))
+  return results
+
+
+def medians(results):
+  """{name: (median seconds, median peak bytes)} of measured_alternately's
+  results."""
+  return {name: (statistics.median(run[0] for run in runs),
+                 statistics.median(run[1] for run in runs))
+          for name, runs in results.items()}
+
+
 def main():
   parser = argparse.ArgumentParser()
   parser.add_argument("--rounds", type=int, default=3)
@@ -110,10 +129,7 @@ def main():
             *convert, f"--input_dir={work}/hf{index}",
             f"--output_dir={work}/back{index}", "--output_format=original"],
     }
-    results = {name: [] for name in runs}
-    for index in range(args.rounds):
-      for name, command in runs.items():
-        results[name].append(measured(command(index)))
+    results = measured_alternately(runs, args.rounds)
     reference = statistics.median(
         seconds for seconds, _ in results["read every tensor (TensorFlow)"])
     report = {"checkpoint_bytes": size, "rounds": args.rounds, "runs": {}}

@@ -15,14 +15,13 @@ TensorFlow and tensorflow-text, medians of --rounds.
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=g-import-not-at-top,wrong-import-position
-from convert_checkpoint import measured
+from convert_checkpoint import measured_alternately, medians
 from create_pretraining_data import OFFICIAL_UNCASED
 # pylint: enable=g-import-not-at-top,wrong-import-position
 
@@ -76,17 +75,13 @@ def main():
     print(f"parameters {parameter_bytes / 1e6:.1f} MB, the export's variables "
           f"{variables / 1e6:.1f} MB ({variables / parameter_bytes:.2f}x), "
           f"the whole export {directory_bytes(version_dir) / 1e6:.1f} MB")
-    runs = {"load the export": [sys.executable, "-c", _LOAD, version_dir],
-            "only the imports": [sys.executable, "-c", _IMPORT]}
-    timings = {name: [] for name in runs}
-    for _ in range(args.rounds):  # alternating, so drift hits both alike
-      for name, command in runs.items():
-        timings[name].append(measured(command))
+    runs = {"load the export": lambda _: [sys.executable, "-c", _LOAD,
+                                          version_dir],
+            "only the imports": lambda _: [sys.executable, "-c", _IMPORT]}
     print(f"{'process':<18} {'seconds':>8} {'peak MB':>8}  "
           f"(median of {args.rounds})")
-    for name, results in timings.items():
-      seconds = statistics.median(result[0] for result in results)
-      peak = statistics.median(result[1] for result in results)
+    for name, (seconds, peak) in medians(
+        measured_alternately(runs, args.rounds)).items():
       print(f"{name:<18} {seconds:>8.2f} {peak / 1e6:>8.0f}")
 
 

@@ -25,14 +25,13 @@ with its parent when forked).
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=g-import-not-at-top,wrong-import-position
-from convert_checkpoint import PROJECT_DIR, measured
+from convert_checkpoint import PROJECT_DIR, measured_alternately, medians
 # pylint: enable=g-import-not-at-top,wrong-import-position
 
 SHARED_DIR = os.path.join(os.path.dirname(PROJECT_DIR), "shared")
@@ -141,16 +140,11 @@ def main():
             "model_garden": lambda round_: [
                 sys.executable, "-c", model_garden, "run", work, MRPC_DIR,
                 VOCAB]}
-    results = {name: [] for name in runs}
-    for round_ in range(args.rounds):  # alternating, so drift hits both alike
-      for name, command in runs.items():
-        results[name].append(measured(command(round_)))
+    results = medians(measured_alternately(runs, args.rounds))
     print(f"MRPC, BERT-Base shapes, {STEPS} steps of batch {BATCH_SIZE} at "
           f"{SEQ_LENGTH}, eval and export, {os.cpu_count()} cores; median of "
           f"{args.rounds}")
-    for name, measured_runs in results.items():
-      seconds = statistics.median(run[0] for run in measured_runs)
-      peak = statistics.median(run[1] for run in measured_runs)
+    for name, (seconds, peak) in results.items():
       print(f"{name:<13} {seconds:>7.1f} s {peak / 1e9:>6.2f} GB peak")
 
 
