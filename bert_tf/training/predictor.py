@@ -98,16 +98,20 @@ class Predictor:
   def _position_axes(self, batch):
     """The axes of each output (in tf.nest.flatten order) that run along
     the input's positions: those of unknown size when the model is traced
-    for an unknown length."""
+    for an unknown length. Traced in a replica, for a replica's rows, as
+    _predict_step's trace for every later length calls the model: that
+    call then finds this trace instead of making another."""
     positional = batching.positional_names(
         {name: value.shape for name, value in batch.items()})
+    rows = -(-len(batch["is_real_example"])
+             // self.strategy.num_replicas_in_sync)
     specs = {name: tf.TensorSpec(
-        (None,) + (value.shape[1:-1] + (None,) if name in positional
+        (rows,) + (value.shape[1:-1] + (None,) if name in positional
                    else value.shape[1:]), value.dtype)
              for name, value in batch.items()}
-    with self.strategy.scope():
-      outputs = self._model_outputs.get_concrete_function(
-          specs).structured_outputs
+    outputs = self.strategy.experimental_local_results(self.strategy.run(
+        lambda: self._model_outputs.get_concrete_function(
+            specs).structured_outputs))[0]
     return [[axis for axis in range(1, output.shape.rank)
              if output.shape[axis] is None]
             for output in tf.nest.flatten(outputs)]

@@ -57,6 +57,23 @@ def test_outputs_are_the_full_length_ones_in_input_order(by_length):
     assert not unreached.any()
 
 
+def test_batches_of_many_lengths_trace_the_model_twice(monkeypatch):
+  """Once at the first batch's length, once for every other length (the
+  output axes' trace, which later batches call): tracing is most of a
+  short prediction job's time."""
+  predictor, _ = encoder_predictor()
+  traced = []
+  call = bert_tf.BertEncoder.call
+
+  def traced_call(self, inputs, **kwargs):
+    traced.append(inputs["input_ids"].shape)
+    return call(self, inputs, **kwargs)
+
+  monkeypatch.setattr(bert_tf.BertEncoder, "call", traced_call)
+  predictor.predict(varied_features(23), batch_size=4)
+  assert [shape[1] for shape in traced] == [traced[0][1], None]
+
+
 def test_a_padded_dataset_gives_one_row_per_real_feature():
   strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
   with strategy.scope():
