@@ -20,7 +20,9 @@ def choices():
 
 
 def test_each_choice_is_scored_on_its_own():
-  model = bert_tf.models.BertMultipleChoice(tiny_config())
+  # Weights of the original's scale (0.02) can leave a changed choice's
+  # logit within float error of the old one, as they did once in CI.
+  model = bert_tf.models.BertMultipleChoice(tiny_config(initializer_range=0.2))
   inputs = choices()
   outputs = model(inputs)
   assert outputs["logits"].shape == (2, 4)
@@ -35,7 +37,7 @@ def test_each_choice_is_scored_on_its_own():
   changed["input_ids"][1, 2, 1:4] = [5, 6, 7]
   logits = model(changed)["logits"]
   np.testing.assert_allclose(logits[0], outputs["logits"][0], atol=1e-6)
-  assert not np.allclose(logits[1, 2], outputs["logits"][1, 2])
+  assert abs(logits[1, 2] - outputs["logits"][1, 2]) > 1e-3
 
 
 def test_checkpoint_names_are_plain_as_run_classifiers(tmp_path):
