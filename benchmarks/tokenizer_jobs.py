@@ -20,9 +20,9 @@ each process printing a digest of all its ids, which must equal the
 original's. Printed: seconds of each, the ratios and whether the ids are
 equal, for each --target_mb. Then, with --warm_passes=N, the steady state
 of a long-lived process (a tokenising service, a data loader): bert_tf and
-rust each tokenise the same lines 1 + N times in one process, and the
-first pass and the median of the next N are printed against the original's
-one pass (the original remembers nothing between passes).
+rust each tokenise the same lines 1 + N times in one process (once per
+round), and the first pass and the median of the next N are printed against
+the original's one pass (the original remembers nothing between passes).
 
     .venv/bin/python benchmarks/tokenizer_jobs.py \\
         --original_dir=/path/to/google-research/bert [--input_file=...] \\
@@ -190,9 +190,16 @@ def main():
       original_pass = statistics.median(passes["original"])
       print(f"  in one process, the original's pass {original_pass:.2f} s;",
             end="")
+      firsts, warms = {}, {}
+      for _ in range(args.rounds):
+        for name in peers:
+          _, _, pass_seconds = run_job(name, 1 + args.warm_passes, **values)
+          firsts.setdefault(name, []).append(pass_seconds[0])
+          warms.setdefault(name, []).append(
+              statistics.median(pass_seconds[1:]))
       for name in peers:
-        _, _, pass_seconds = run_job(name, 1 + args.warm_passes, **values)
-        first, warm = pass_seconds[0], statistics.median(pass_seconds[1:])
+        first = statistics.median(firsts[name])
+        warm = statistics.median(warms[name])
         print(f" {name} first pass {first:.2f} s "
               f"({original_pass / first:.1f}x), then {warm:.2f} s "
               f"({original_pass / warm:.1f}x);", end="")
