@@ -10,6 +10,7 @@ from tests.support.keras_harness import run_model_test
 
 @pytest.fixture(scope="module")
 def encoder():
+  keras.utils.set_random_seed(0)  # the same weights in every run
   return bert_tf.BertEncoder(tiny_config(initializer_range=0.2))
 
 
@@ -117,7 +118,12 @@ def test_dropout_applies_only_in_training():
 
 
 def test_serialisation_round_trip(encoder):
-  loaded = run_model_test(encoder, random_inputs(encoder.config))
+  # Weights ten times BERT's make attention's logits a hundred times larger,
+  # so int8's rounding moves the softmax more: over 120 random models the
+  # largest quantized error was 0.065 of the largest output (0.05 failed
+  # about one CI run in twenty), where BERT-scale models stay under 0.04.
+  loaded = run_model_test(encoder, random_inputs(encoder.config),
+                          quantize_relative=0.1)
   assert loaded.config == encoder.config
 
 
