@@ -43,20 +43,21 @@ for name in reader.get_variable_to_shape_map():
 def write_large_checkpoint(directory):
   """bert_config.json, vocab.txt and bert_model.ckpt of BERT-Large's
   shapes; returns the checkpoint's size in bytes."""
-  from bert_tf import checkpoints, huggingface  # pylint: disable=import-outside-toplevel
+  from bert_tf import checkpoint_names, checkpoints, huggingface  # pylint: disable=import-outside-toplevel
   from bert_tf.config import BertConfig  # pylint: disable=import-outside-toplevel
   config = BertConfig.from_dict(LARGE)
   os.makedirs(directory)
   with open(os.path.join(directory, "bert_config.json"), "w") as writer:
     writer.write(config.to_json_string())
+  special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
   with open(os.path.join(directory, "vocab.txt"), "w") as writer:
-    writer.write("".join(f"[unused{index}]\n"
-                         for index in range(config.vocab_size)))
+    writer.write("".join(f"{token}\n" for token in special + [
+        f"[unused{index}]" for index in range(config.vocab_size - 5)]))
   architecture = huggingface.ARCHITECTURES["BertForPreTraining"]
   generator = np.random.default_rng(0)
   tensors = {
       name: generator.standard_normal(
-          huggingface.expected_shape(config, name, 2), np.float32) * 0.02
+          checkpoint_names.expected_shape(config, name, 2), np.float32) * 0.02
       for name in huggingface.original_names(config, architecture)}
   tensors[checkpoints.GLOBAL_STEP] = np.int64(0)
   checkpoints.write_checkpoint(os.path.join(directory, "bert_model.ckpt"),

@@ -1,10 +1,15 @@
-"""The original checkpoint names of a BertEncoder's variables.
+"""The original checkpoint names of a BertEncoder's variables, and their
+shapes.
 
 A table from each original name ("bert/encoder/layer_0/attention/self/query/
 kernel") to the attribute path of its Keras variable, since Keras 3 forbids
-"/" in layer names. Every weight keeps the original shape. Also the labels
-of run_ner's head rows, which a conversion to or from Hugging Face maps.
+"/" in layer names. Every weight keeps the original shape, which a config
+gives (expected_shape), so a checkpoint is checked against a config before
+any model is built (check_encoder_fits). Also the labels of run_ner's head
+rows, which a conversion to or from Hugging Face maps.
 """
+
+import re
 
 # run_ner's head (cls/ner/) has a row per CoNLL-2003 tag, in this order: O,
 # then B- and I- of each entity type (IOB2). Converting it to or from a
@@ -57,3 +62,81 @@ def encoder_names(config):
           f"transformer_layers.{index}.{path}")
   names.update(_POOLER_NAMES)
   return names
+
+
+def expected_shape(config, original, num_labels=None):
+  """The shape of an original-format variable of `config`'s model
+  (num_labels: the rows of a classifier's output_weights)."""
+  hidden, intermediate = config.hidden_size, config.intermediate_size
+  rows = {"word_embeddings": config.vocab_size,
+          "token_type_embeddings": config.type_vocab_size,
+          "position_embeddings": config.max_position_embeddings,
+          "cls/seq_relationship/output_weights": 2,
+          "cls/squad/output_weights": 2}
+  for ending, count in rows.items():
+    if original.endswith(ending):
+      return [count, hidden]
+  if original.endswith("output_weights"):
+    return [num_labels, hidden]
+  if original.endswith("output_bias"):
+    if original == "cls/predictions/output_bias":
+      return [config.vocab_size]
+    return [2] if original.startswith(("cls/seq", "cls/squad")) else \
+        [num_labels]
+  width_in, width_out = hidden, hidden
+  if "/intermediate/" in original:
+    width_out = intermediate
+  elif re.search(r"layer_\d+/output/dense", original):
+    width_in = intermediate
+  return [width_in, width_out] if original.endswith("kernel") else \
+      [width_out]
+
+
+# An original name of an encoder layer's variable, by layer number.
+_LAYER = re.compile(r"bert/encoder/layer_(\d+)/")
+
+
+def check_layer_count(layers, config, where, config_file):
+  """Raises ValueError unless `layers`, the sorted numbers of the encoder
+  layers a checkpoint holds, are 0 to config.num_hidden_layers - 1.
+
+  Checked before a model is built: a config of 100,000 layers over a
+  checkpoint of 2 is refused at once instead of built.
+  """
+  if layers == list(range(config.num_hidden_layers)):
+    return
+  if layers == list(range(len(layers))):
+    held = f"{len(layers)} encoder layers"
+  else:
+    held = (f"encoder layers {', '.join(map(str, layers[:8]))}"
+            f"{' ...' if len(layers) > 8 else ''}")
+  raise ValueError(f"{where}: holds {held}, but {config_file} says "
+                   f"num_hidden_layers {config.num_hidden_layers}; the "
+                   f"config and the checkpoint must be one model's")
+
+
+def check_encoder_fits(config, shapes, where, config_file):
+  """Raises ValueError unless a checkpoint's encoder is `config`'s: as many
+  layers, and every variable of the encoder there (the pooler may be
+  missing) in config's shape.
+
+  Args:
+    shapes: the checkpoint's {original name: shape}.
+    where, config_file: the checkpoint and the config, for the message.
+
+  Checked before a model is built, so a config larger than its checkpoint
+  (a vocab_size of 10^9) is refused instead of allocated.
+  """
+  check_layer_count(sorted({int(match.group(1)) for match in map(
+      _LAYER.match, shapes) if match}), config, where, config_file)
+  for name in encoder_names(config):
+    if name not in shapes:
+      if name in _POOLER_NAMES:
+        continue
+      raise ValueError(f"{where}: no variable {name}, which the encoder of "
+                       f"{config_file} has")
+    expected = expected_shape(config, name)
+    if list(shapes[name]) != expected:
+      raise ValueError(f"{where}: variable {name} is shaped "
+                       f"{list(shapes[name])}, but {config_file} makes it "
+                       f"{expected}")

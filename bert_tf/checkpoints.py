@@ -15,7 +15,7 @@ import logging
 import tensorflow as tf
 
 from bert_tf import huggingface
-from bert_tf.checkpoint_names import encoder_names
+from bert_tf.checkpoint_names import check_encoder_fits, encoder_names
 from bert_tf.files import file_io
 
 logger = logging.getLogger(__name__)
@@ -41,7 +41,8 @@ def checkpoint_variables(model):
   they depend on its arguments) `checkpoint_head_names` ({original name:
   attribute path from the model}, e.g. {"output_weights":
   "output_head.output_weights"}) for its heads, and its BertEncoder as
-  `.encoder` (a BertEncoder is its own encoder and declares no heads). The encoder's names are the table above.
+  `.encoder` (a BertEncoder is its own encoder and declares no heads). The
+  encoder's names are checkpoint_names.encoder_names.
 
   Raises:
     TypeError: the model declares no checkpoint_head_names.
@@ -101,6 +102,7 @@ def resolve_checkpoint_path(path):
       raise FileNotFoundError(f"{path}: no checkpoint here (expected "
                               f"{path}.index and {path}.data-*)")
     return path
+  _check_regular_file(tf.io.gfile.join(path, "checkpoint"))
   latest = tf.train.latest_checkpoint(path)
   if latest is not None:
     return latest
@@ -123,12 +125,46 @@ def open_reader(prefix):
   with a damaged checkpoint named."""
   if huggingface.is_folder(prefix):
     return huggingface.HuggingFaceFolder(prefix)
+  for path in file_io.glob(f"{file_io.glob_escape(prefix)}.*"):
+    _check_regular_file(path)
   try:
     return tf.train.load_checkpoint(prefix)
   except (tf.errors.OpError, ValueError) as error:
     raise CorruptCheckpointError(
         f"{prefix}: cannot read the checkpoint, it is truncated or damaged "
         f"({_first_line(error)})") from None
+
+
+def _check_regular_file(path):
+  """A checkpoint's file that is a FIFO or a device would hang or flood
+  its reader: refused, named."""
+  kind = file_io.kind_of_file(path)
+  if kind is not None:
+    raise ValueError(f"{path} is {kind}, not a checkpoint file")
+
+
+def check_fits(config, path, config_file):
+  """Raises ValueError unless the checkpoint at `path` (see
+  resolve_checkpoint_path; None: nothing to check) holds `config`'s encoder
+  (checkpoint_names.check_encoder_fits): a run checks its init checkpoint
+  so before it builds the model."""
+  if not path:
+    return
+  prefix = resolve_checkpoint_path(path)
+  check_encoder_fits(config, open_reader(prefix).get_variable_to_shape_map(),
+                     prefix, config_file)
+
+
+def check_floats(reader, prefix, names):
+  """Raises ValueError naming the first of `names` that is not floating
+  point: a cast would load an integer or boolean tensor as numbers it
+  never held as weights, and a string one cannot load at all."""
+  dtypes = reader.get_variable_to_dtype_map()
+  for name in names:
+    dtype = tf.as_dtype(dtypes[name])
+    if not dtype.is_floating:
+      raise ValueError(f"{prefix}: variable {name} is {dtype.name}, not "
+                       f"floating point; BERT's weights are floats")
 
 
 def read_tensors(reader, prefix, names, convert=None):
@@ -179,12 +215,17 @@ def load_checkpoint(model, path, reader=None):
   Raises:
     FileNotFoundError: no checkpoint at `path`.
     CorruptCheckpointError: its files are truncated or damaged.
-    ValueError: a variable's shape differs between model and checkpoint.
+    ValueError: the checkpoint's encoder is not the model's (other layers,
+      a variable missing: see checkpoint_names.check_encoder_fits), a
+      variable's shape differs between model and checkpoint, or a weight
+      is not floating point.
   """
   prefix = resolve_checkpoint_path(path)
   reader = reader or open_reader(prefix)
   stored_shapes = reader.get_variable_to_shape_map()
   variables = checkpoint_variables(model)
+  check_encoder_fits(getattr(model, "encoder", model).config, stored_shapes,
+                     prefix, "the model's config")
 
   present = [name for name in variables if name in stored_shapes]
   for name in present:
@@ -194,6 +235,7 @@ def load_checkpoint(model, path, reader=None):
           f"{prefix}: variable {name} has shape {list(stored)} in the "
           f"checkpoint but {expected} in the model; does the bert_config.json "
           f"match this checkpoint?")
+  check_floats(reader, prefix, present)
   values = read_tensors(reader, prefix, present)
   for name in present:
     variable = variables[name]

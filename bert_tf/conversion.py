@@ -16,8 +16,10 @@ import shutil
 import tensorflow as tf
 
 from bert_tf import checkpoints, huggingface, vocabulary
+from bert_tf.checkpoint_names import check_encoder_fits, expected_shape
 from bert_tf.config import BertConfig
-from bert_tf.files import file_io
+from bert_tf.files import file_io, output_paths
+from bert_tf.files.model_files import required_model_file
 
 logger = logging.getLogger(__name__)
 
@@ -78,45 +80,45 @@ def open_checkpoint(directory, architecture_name=None):
       one-output classifier is run_swag's unless a folder's config.json
       says BertForSequenceClassification).
   """
-  vocab_file = os.path.join(directory, VOCAB_FILE)
   one_output = "BertForMultipleChoice"
   if detect_format(directory) == HUGGINGFACE:
     reader = huggingface.HuggingFaceFolder(directory)
     config_file = os.path.join(directory, huggingface.CONFIG_FILE)
     checkpoint = Checkpoint(directory, HUGGINGFACE, reader.config, reader,
-                            None, reader.labels, vocab_file,
-                            reader.do_lower_case)
+                            None, reader.labels, None, reader.do_lower_case)
     if reader.architecture_name == "BertForSequenceClassification":
       one_output = reader.architecture_name
   else:
-    config_file = os.path.join(directory, ORIGINAL_CONFIG_FILE)
+    config_file = required_model_file(
+        directory, ORIGINAL_CONFIG_FILE,
+        "an original-format model directory has one")
     prefix = checkpoints.resolve_checkpoint_path(directory)
     checkpoint = Checkpoint(prefix, ORIGINAL,
                             BertConfig.from_json_file(config_file),
                             checkpoints.open_reader(prefix), None, None,
-                            vocab_file, None)
+                            None, None)
   shapes = checkpoint.reader.get_variable_to_shape_map()
+  check_encoder_fits(checkpoint.config, shapes, checkpoint.path, config_file)
   checkpoint.architecture_name = architecture_name or \
       huggingface.architecture_of(shapes, checkpoint.path, one_output)
   if checkpoint.labels is None:
     checkpoint.labels = huggingface.default_labels(
         checkpoint.architecture_name, shapes.get("output_weights", [2])[0])
-  if not file_io.exists(vocab_file):
-    raise FileNotFoundError(f"{vocab_file}: missing; a BERT model directory "
-                            f"has its {VOCAB_FILE}")
-  vocabulary.check_vocab_fits(vocab_file, checkpoint.config.vocab_size,
-                              config_file)
+  checkpoint.vocab_file = required_model_file(
+      directory, VOCAB_FILE, f"a BERT model directory has its {VOCAB_FILE}")
+  vocabulary.check_vocab_fits(checkpoint.vocab_file,
+                              checkpoint.config.vocab_size, config_file)
   return checkpoint
 
 
 def check_output_dir(output_dir):
-  """Refuses anything but a new or empty directory, naming what is there."""
+  """Refuses anything but a new or empty directory, naming what is there,
+  and paths that cannot become one (see output_paths.check_outputs). A
+  symlink is written through: the directory it points to is the one that
+  must be new or empty."""
+  output_paths.check_outputs(output_dirs=[("--output_dir", output_dir)])
   if not file_io.exists(output_dir):
     return
-  if not file_io.isdir(output_dir):
-    raise ValueError(f"--output_dir={output_dir} is "
-                     f"{file_io.kind_of_file(output_dir) or 'a file'}, not a "
-                     f"directory")
   held = sorted(os.listdir(output_dir))
   if held:
     raise ValueError(
@@ -133,7 +135,8 @@ def convert(input_dir, output_dir, output_format, architecture_name=None,
     input_dir: an original-format directory (bert_config.json, vocab.txt, a
       checkpoint: released, a training run's or a community one's, whose
       optimizer slots and global_step are left out) or a Hugging Face folder.
-    output_dir: a new or empty directory.
+    output_dir: a new or empty directory, or a symlink to one (the link
+      stays; a dangling one's target is made).
     output_format: ORIGINAL or HUGGINGFACE.
     architecture_name: see open_checkpoint.
     do_lower_case: for tokenizer_config.json; None takes the input's, else
@@ -152,16 +155,15 @@ def convert(input_dir, output_dir, output_format, architecture_name=None,
   # becomes one as it is read, by tf.identity, whose result owns one buffer
   # (a tensor converted from numpy holds two: BERT-Large then peaks at 3.4 GB
   # instead of 2.2, benchmarks/convert_checkpoint.py).
-  tensors = _checked_tensors(source, architecture,
-                          tf.identity if output_format == ORIGINAL else None)
+  tensors = _checked_tensors(
+      source, architecture, tf.identity if output_format == ORIGINAL else None)
   if do_lower_case is None:
     do_lower_case = source.do_lower_case
   if do_lower_case is None:
     do_lower_case = vocabulary.vocab_is_lower_cased(source.vocab_file)
-  parent = os.path.dirname(os.path.abspath(output_dir))
-  os.makedirs(parent, exist_ok=True)
-  with file_io.held_temporary(os.path.abspath(output_dir),
-                              directory=True) as temporary:
+  target = file_io.resolved(output_dir)
+  file_io.makedirs(os.path.dirname(target))
+  with file_io.held_temporary(target, directory=True) as temporary:
     if output_format == HUGGINGFACE:
       huggingface.write_folder_files(
           temporary, source.config, source.architecture_name, tensors,
@@ -170,9 +172,9 @@ def convert(input_dir, output_dir, output_format, architecture_name=None,
       _write_original(temporary, source, tensors)
     shutil.copyfile(source.vocab_file, os.path.join(temporary, VOCAB_FILE))
     check_output_dir(output_dir)
-    if file_io.exists(output_dir):
-      os.rmdir(output_dir)
-    os.rename(temporary, output_dir)
+    if file_io.exists(target):
+      os.rmdir(target)
+    os.rename(temporary, target)
   logger.info("Converted %s (%s, %s) into %s (%s)", input_dir, source.format,
               source.architecture_name, output_dir, output_format)
   return source
@@ -186,7 +188,7 @@ def _checked_tensors(source, architecture, convert=None):
                                          source.labels)
   names = huggingface.original_names(source.config, architecture)
   for name in names:
-    expected = huggingface.expected_shape(source.config, name, num_labels)
+    expected = expected_shape(source.config, name, num_labels)
     if name not in stored:
       raise ValueError(f"{source.path}: no variable {name}, which "
                        f"{source.architecture_name} has")
@@ -194,6 +196,7 @@ def _checked_tensors(source, architecture, convert=None):
       raise ValueError(f"{source.path}: variable {name} is shaped "
                        f"{list(stored[name])}, but its config makes it "
                        f"{expected}")
+  checkpoints.check_floats(source.reader, source.path, names)
   return checkpoints.read_tensors(source.reader, source.path, names, convert)
 
 

@@ -22,9 +22,11 @@ import re
 import ml_dtypes  # pylint: disable=unused-import
 import numpy as np
 
-from bert_tf.checkpoint_names import NER_LABELS, encoder_names
-from bert_tf.config import BertConfig, parse_json_object
+from bert_tf.checkpoint_names import (NER_LABELS, check_layer_count,
+                                      encoder_names, expected_shape)
+from bert_tf.config import BertConfig, read_json_object
 from bert_tf.files import file_io
+from bert_tf.files.model_files import model_file, required_model_file
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -89,6 +91,10 @@ ARCHITECTURES = {
 }
 
 _POOLER_SCOPE = "bert/pooler/"
+# A stored encoder layer's tensors (canonical names), by layer number.
+_STORED_LAYER = re.compile(r"bert\.encoder\.layer\.(\d+)\.")
+# safetensors' names of the dtypes weights may be stored in.
+_FLOAT_DTYPES = ("F16", "BF16", "F32", "F64")
 
 # Tensors transformers saves that carry nothing of their own: position ids,
 # and the decoder, tied to the word embeddings and the output bias.
@@ -130,33 +136,6 @@ def original_names(config, architecture):
   names = [name for name in encoder_names(config)
            if architecture.has_pooler or not name.startswith(_POOLER_SCOPE)]
   return names + list(architecture.head_names)
-
-
-def expected_shape(config, original, num_labels):
-  """The shape of an original-format variable of `config`'s model."""
-  hidden, intermediate = config.hidden_size, config.intermediate_size
-  rows = {"word_embeddings": config.vocab_size,
-          "token_type_embeddings": config.type_vocab_size,
-          "position_embeddings": config.max_position_embeddings,
-          "cls/seq_relationship/output_weights": 2,
-          "cls/squad/output_weights": 2}
-  for ending, count in rows.items():
-    if original.endswith(ending):
-      return [count, hidden]
-  if original.endswith("output_weights"):
-    return [num_labels, hidden]
-  if original.endswith("output_bias"):
-    if original == "cls/predictions/output_bias":
-      return [config.vocab_size]
-    return [2] if original.startswith(("cls/seq", "cls/squad")) else \
-        [num_labels]
-  width_in, width_out = hidden, hidden
-  if "/intermediate/" in original:
-    width_out = intermediate
-  elif re.search(r"layer_\d+/output/dense", original):
-    width_in = intermediate
-  return [width_in, width_out] if original.endswith("kernel") else \
-      [width_out]
 
 
 def architecture_of(shapes, where, one_output="BertForMultipleChoice"):
@@ -225,33 +204,34 @@ class HuggingFaceFolder:
 
   def __init__(self, folder):
     self.folder = folder
-    config_file = os.path.join(folder, CONFIG_FILE)
-    if not file_io.exists(config_file):
-      raise FileNotFoundError(f"{folder}: no {CONFIG_FILE}; a Hugging Face "
-                              f"model folder has one")
-    with file_io.open_file(config_file) as reader:
-      values = parse_json_object(reader.read(), config_file)
+    config_file = required_model_file(
+        folder, CONFIG_FILE, "a Hugging Face model folder has one")
+    values = read_json_object(config_file)
     self.config = BertConfig.from_huggingface_dict(values, config_file)
-    self._files = self._weight_files()
+    self._files, self._weights_file = self._weight_files()
+    self._headers = self._read_headers()
     self._stored = self._stored_names()
+    self._check_layer_count(config_file)
     self.architecture_name = self._architecture(values, config_file)
     architecture = ARCHITECTURES[self.architecture_name]
-    self.labels = _labels(values, self.architecture_name)
+    self.labels = _labels(values, self.architecture_name, config_file)
     self._rows = None
     if self.architecture_name == "BertForTokenClassification":
       self._rows = _tag_rows(self.labels, config_file)
       self.labels = list(NER_LABELS)
     # The class's tensors (its pooler may be left out), and the pretraining
-    # heads and pooler wherever they are stored too.
-    required = [name for name in original_names(self.config, architecture)
-                if not name.startswith(_POOLER_SCOPE)]
+    # heads and pooler wherever they are stored too. (A dict of names: in
+    # order, and each looked up at once.)
+    required = {name: None for name in original_names(self.config,
+                                                      architecture)
+                if not name.startswith(_POOLER_SCOPE)}
     optional = [name for name in [
         *encoder_names(self.config), *_MASKED_LM_NAMES,
         *_NEXT_SENTENCE_NAMES] if name not in required]
     head_names = {**_MASKED_LM_NAMES, **_NEXT_SENTENCE_NAMES,
                   **architecture.head_names}
     self._names = {}
-    for original in required + optional:
+    for original in [*required, *optional]:
       name = head_names.get(original) or huggingface_name(original)
       if original == "cls/predictions/output_bias" and \
           name not in self._stored and _DECODER_BIAS in self._stored:
@@ -259,22 +239,19 @@ class HuggingFaceFolder:
       if original in required or name in self._stored:
         self._names[original] = name
     self._check_tensors()
+    used = {*self._names.values(), _DECODER_WEIGHT, _DECODER_BIAS}
+    self._unused = [name for name in self._stored if name not in used]
     self.do_lower_case = _do_lower_case(folder)
 
   def _weight_files(self):
-    """{stored name: file}, from the index of shards or the one file."""
-    index_file = os.path.join(self.folder, WEIGHTS_INDEX_FILE)
-    if file_io.exists(index_file):
-      with file_io.open_file(index_file) as reader:
-        index = parse_json_object(reader.read(), index_file)
-      weight_map = index.get("weight_map")
-      if not isinstance(weight_map, dict):
-        raise ValueError(f"{index_file}: no \"weight_map\" object")
-      return {name: os.path.join(self.folder, file)
-              for name, file in weight_map.items()}
-    weights_file = os.path.join(self.folder, WEIGHTS_FILE)
-    if file_io.exists(weights_file):
-      return {name: weights_file for name in _safetensors_names(weights_file)}
+    """({stored name: file}, the index of shards or the one file)."""
+    index_file = model_file(self.folder, WEIGHTS_INDEX_FILE)
+    if index_file is not None:
+      return _shard_files(self.folder, index_file), index_file
+    weights_file = model_file(self.folder, WEIGHTS_FILE)
+    if weights_file is not None:
+      return {name: weights_file
+              for name in _tensor_headers(weights_file)}, weights_file
     pickles = [name for name in _PICKLE_FILES
                if file_io.exists(os.path.join(self.folder, name))]
     if pickles:
@@ -287,16 +264,45 @@ class HuggingFaceFolder:
     raise FileNotFoundError(f"{self.folder}: no {WEIGHTS_FILE} (nor "
                             f"{WEIGHTS_INDEX_FILE}) beside {CONFIG_FILE}")
 
+  def _read_headers(self):
+    """{stored name: (dtype, shape)}, each file's header read once; a shard
+    that lacks a tensor its index places there is named."""
+    names_by_file = {}
+    for name, path in self._files.items():
+      names_by_file.setdefault(path, []).append(name)
+    headers = {}
+    for path, names in names_by_file.items():
+      held = _tensor_headers(path)
+      for name in names:
+        if name not in held:
+          raise ValueError(f"{path}: no tensor {name}, which "
+                           f"{WEIGHTS_INDEX_FILE} places in it")
+        headers[name] = held[name]
+    return headers
+
   def _stored_names(self):
-    """{canonical name: name as stored}."""
+    """{canonical name: name as stored}, position ids left out."""
     stored = {}
     for name in self._files:
-      stored.setdefault(_canonical_name(name), name)
+      if _canonical_name(name) != _POSITION_IDS:
+        stored.setdefault(_canonical_name(name), name)
     return stored
+
+  def _check_layer_count(self, config_file):
+    """Refuses a config.json whose layer count is not the weights', before
+    anything is built for it."""
+    layers = sorted({int(match.group(1)) for match in map(
+        _STORED_LAYER.match, self._stored) if match})
+    check_layer_count(layers, self.config, self._weights_file, config_file)
 
   def _architecture(self, values, config_file):
     """config.json's architecture, else the one its tensor names show."""
     named = values.get("architectures") or []
+    if not isinstance(named, list) or not all(
+        isinstance(name, str) for name in named):
+      raise ValueError(
+          f"{config_file}: \"architectures\" is {named!r}; expected a list "
+          f"of class names, e.g. [\"BertForSequenceClassification\"]")
     if named:
       if named[0] not in ARCHITECTURES:
         raise ValueError(
@@ -321,7 +327,10 @@ class HuggingFaceFolder:
       if name not in self._stored:
         raise ValueError(f"{self._file_of(name)}: no tensor {name}, which "
                          f"{self.architecture_name} has")
-      shape = self._stored_shape(name)
+      dtype, shape = self._headers[self._stored[name]]
+      if dtype not in _FLOAT_DTYPES:
+        raise ValueError(f"{self._file_of(name)}: tensor {name} is {dtype}, "
+                         f"not floating point; BERT's weights are floats")
       if _is_transposed(original):
         shape = shape[::-1]
       expected = expected_shape(self.config, original, num_labels)
@@ -343,9 +352,7 @@ class HuggingFaceFolder:
         self.folder, WEIGHTS_FILE))
 
   def _stored_shape(self, name):
-    from safetensors import safe_open  # pylint: disable=g-import-not-at-top
-    with safe_open(self._file_of(name), framework="numpy") as weights:
-      return list(weights.get_slice(self._stored[name]).get_shape())
+    return self._headers[self._stored[name]][1]
 
   def _read(self, name):
     """A stored tensor as float32, by its canonical name."""
@@ -354,19 +361,29 @@ class HuggingFaceFolder:
     try:
       with safe_open(path, framework="numpy") as weights:
         value = weights.get_tensor(self._stored[name])
-    except (TypeError, ValueError, OSError) as error:
+    except Exception as error:  # safetensors raises its own SafetensorError
       raise ValueError(f"{path}: cannot read tensor {name} ({error})") \
           from None
     return value.astype(np.float32, copy=False)
 
   def get_variable_to_shape_map(self):
-    """{original name: shape} of the folder's tensors."""
+    """{original name: shape} of the folder's tensors; a stored tensor
+    that is none of the architecture's is listed under its own name."""
     num_labels = num_labels_of(self.architecture_name, self.labels)
-    return {original: expected_shape(self.config, original, num_labels)
-            for original in self._names}
+    shapes = {original: expected_shape(self.config, original, num_labels)
+              for original in self._names}
+    shapes.update({name: self._stored_shape(name) for name in self._unused})
+    return shapes
+
+  def get_variable_to_dtype_map(self):
+    """What get_tensor gives: float32 for every tensor (other dtypes are
+    refused on opening)."""
+    return {name: np.float32 for name in self.get_variable_to_shape_map()}
 
   def get_tensor(self, original):
     """The tensor under its original name, in the original's layout."""
+    if original in self._unused:
+      return self._read(original)
     value = self._read(self._names[original])
     if _is_transposed(original):
       value = np.ascontiguousarray(value.T)
@@ -375,22 +392,62 @@ class HuggingFaceFolder:
     return value
 
 
-def _safetensors_names(path):
+def _shard_files(folder, index_file):
+  """{stored name: shard file} from model.safetensors.index.json, every
+  shard checked (model_files.model_file) before any is opened."""
+  weight_map = read_json_object(index_file).get("weight_map")
+  if not isinstance(weight_map, dict):
+    raise ValueError(f"{index_file}: no \"weight_map\" object")
+  shards = {}
+  for name, entry in weight_map.items():
+    if not isinstance(entry, str):
+      raise ValueError(f"{index_file}: weight_map[{name!r}] is {entry!r}, "
+                       f"not the name of a shard file")
+    if entry not in shards:
+      shards[entry] = model_file(folder, entry, listed_in=index_file)
+      if shards[entry] is None:
+        raise FileNotFoundError(f"{index_file}: weight_map[{name!r}] names "
+                                f"{entry!r}, which {folder} does not have")
+  return {name: shards[entry] for name, entry in weight_map.items()}
+
+
+def _tensor_headers(path):
+  """{name: (dtype, shape)} from a safetensors file's header."""
   from safetensors import safe_open  # pylint: disable=g-import-not-at-top
   try:
     with safe_open(path, framework="numpy") as weights:
-      return [name for name in weights.keys() if name != _POSITION_IDS]
+      return {name: (weights.get_slice(name).get_dtype(),
+                     list(weights.get_slice(name).get_shape()))
+              for name in weights.keys()}
   except Exception as error:  # safetensors raises its own SafetensorError
     raise ValueError(f"{path}: not a readable safetensors file "
                      f"({error})") from None
 
 
-def _labels(values, architecture_name):
-  """id2label's labels in id order, else default_labels'."""
+def _labels(values, architecture_name, config_file):
+  """id2label's labels in id order, else default_labels' for num_labels."""
   id2label = values.get("id2label")
-  if id2label:
-    return [id2label[key] for key in sorted(id2label, key=int)]
-  return default_labels(architecture_name, values.get("num_labels", 2))
+  if not id2label:
+    count = values.get("num_labels", 2)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+      raise ValueError(f"{config_file}: \"num_labels\" is {count!r}; "
+                       f"expected a whole number of at least 1")
+    return default_labels(architecture_name, count)
+  if not isinstance(id2label, dict):
+    raise ValueError(f"{config_file}: \"id2label\" is {id2label!r}; "
+                     f"expected an object {{\"0\": label, ...}}")
+  labels = {}
+  for key, label in id2label.items():
+    if not key.isdigit() or not isinstance(label, str):
+      raise ValueError(
+          f"{config_file}: \"id2label\" entry {key!r}: {label!r} is not a "
+          f"label id (0, 1, ...) with its label's name (a string)")
+    labels[int(key)] = label
+  if sorted(labels) != list(range(len(id2label))):
+    raise ValueError(f"{config_file}: \"id2label\" has ids "
+                     f"{sorted(map(int, id2label))}; expected 0 to "
+                     f"{len(id2label) - 1}, one label each")
+  return [labels[index] for index in range(len(labels))]
 
 
 def default_labels(architecture_name, count):
@@ -433,11 +490,10 @@ def folder_files(folder):
 
 
 def _do_lower_case(folder):
-  path = os.path.join(folder, TOKENIZER_CONFIG_FILE)
-  if not file_io.exists(path):
+  path = model_file(folder, TOKENIZER_CONFIG_FILE)
+  if path is None:
     return None
-  with file_io.open_file(path) as reader:
-    value = parse_json_object(reader.read(), path).get("do_lower_case")
+  value = read_json_object(path).get("do_lower_case")
   return value if isinstance(value, bool) else None
 
 

@@ -18,6 +18,9 @@ SEP_TOKEN = "[SEP]"
 MASK_TOKEN = "[MASK]"
 # After [PAD] and the [unused*] tokens, in this order, in every release.
 SPECIAL_TOKENS = (UNK_TOKEN, CLS_TOKEN, SEP_TOKEN, MASK_TOKEN)
+# What every program looks up: [UNK] for words the vocabulary lacks, [CLS]
+# and [SEP] to pack every sequence (pretraining data needs [MASK] too).
+REQUIRED_TOKENS = (UNK_TOKEN, CLS_TOKEN, SEP_TOKEN)
 MAX_INPUT_CHARS_PER_WORD = 200
 
 # The CJK Unified Ideograph blocks the original splits per character.
@@ -48,6 +51,18 @@ def load_vocab(vocab_file):
   if not data or data.endswith(b"\n"):  # no line after the last b"\n"
     lines.pop()
   return dict(zip(map(str.strip, lines), range(len(lines))))
+
+
+def check_special_tokens(vocab, vocab_file, tokens=REQUIRED_TOKENS):
+  """Raises ValueError, naming vocab_file, where `vocab` ({token: id}, as
+  load_vocab reads it) lacks any of `tokens`: checked where a program reads
+  its vocabulary, not where the tokenizer first looks one up."""
+  needed = f"a BERT vocabulary has {', '.join(tokens)}"
+  if not vocab:
+    raise ValueError(f"{vocab_file}: no tokens; {needed}")
+  missing = [token for token in tokens if token not in vocab]
+  if missing:
+    raise ValueError(f"{vocab_file}: no {', '.join(missing)} token; {needed}")
 
 
 def is_whitespace(char):

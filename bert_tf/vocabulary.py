@@ -23,7 +23,8 @@ from tensorflow_text.tools.wordpiece_vocab import bert_vocab_from_dataset
 
 from bert_tf import tokenization
 from bert_tf.files import file_io
-from bert_tf.tokenization_rules import PAD_TOKEN, SPECIAL_TOKENS
+from bert_tf.tokenization_rules import (PAD_TOKEN, SPECIAL_TOKENS,
+                                       check_special_tokens)
 
 # 99 [unused*] tokens put [UNK], [CLS], [SEP], [MASK] at ids 100-103 as in
 # every released vocabulary, and leave room to add tokens without resizing.
@@ -79,12 +80,17 @@ def write_vocab(tokens, path):
 
 
 def check_vocab_fits(vocab_file, vocab_size, config_file):
-  """Raises ValueError when vocab_file has ids past the config's vocab_size.
+  """Raises ValueError when vocab_file has ids past the config's vocab_size,
+  or lacks [UNK], [CLS] or [SEP].
 
   Such ids fail on CPUs only once training meets them, and on GPUs silently
-  look up zeros; checked with the flags, they cost nothing.
+  look up zeros; checked with the flags, they cost nothing. A vocabulary
+  without the tokens every program looks up is refused too
+  (tokenization_rules.check_special_tokens).
   """
-  size = max(tokenization.load_vocab(vocab_file).values(), default=-1) + 1
+  vocab = tokenization.load_vocab(vocab_file)
+  check_special_tokens(vocab, vocab_file)
+  size = max(vocab.values(), default=-1) + 1
   if size > vocab_size:
     raise ValueError(
         f"{vocab_file}: {size} tokens, but vocab_size in {config_file} is "

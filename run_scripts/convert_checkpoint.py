@@ -11,7 +11,9 @@ and vocab.txt; a Hugging Face one is config.json, model.safetensors, vocab.txt
 and tokenizer_config.json, for transformers' BertFor... class of the head:
 pretraining (cls/predictions, cls/seq_relationship), run_classifier's,
 run_squad's, run_ner's, run_swag's, or the encoder alone. The output directory
-must be new or empty; it appears only when complete.
+must be new or empty (a symlink to one is written through); it appears only
+when complete. The temporary of a killed conversion is removed by the next
+one into that output.
 """
 
 import time
@@ -24,7 +26,8 @@ from bert_tf import conversion, huggingface
 flags.DEFINE_string("input_dir", None,
                     "The model directory: original format (bert_config.json, "
                     "vocab.txt, a checkpoint) or a Hugging Face folder.")
-flags.DEFINE_string("output_dir", None, "A new or empty directory to write.")
+flags.DEFINE_string("output_dir", None,
+                    "A new or empty directory to write (or a symlink to one).")
 flags.DEFINE_enum("output_format", None, list(conversion.FORMATS),
                   "original: bert_config.json + bert_model.ckpt; "
                   "huggingface: config.json + model.safetensors.")

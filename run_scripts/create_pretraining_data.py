@@ -31,8 +31,8 @@ from bert_tf import option_checks, tokenization
 from bert_tf.files import file_io, output_paths
 from bert_tf.pretraining import documents, pipeline as pretraining_data
 from bert_tf.pretraining.instances import InstanceOptions
-from bert_tf.tokenization_rules import (CLS_TOKEN, MASK_TOKEN, SEP_TOKEN,
-                                        UNK_TOKEN)
+from bert_tf.tokenization_rules import (MASK_TOKEN, REQUIRED_TOKENS,
+                                        check_special_tokens)
 
 flags.DEFINE_string("input_file", None,
                     "Input raw text file (or comma-separated list of files).")
@@ -113,10 +113,8 @@ def validate_flags(beam_args):
 def load_tokenizer():
   file_io.check_input_file("--vocab_file", FLAGS.vocab_file)
   tokenizer = tokenization.FullTokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
-  missing = [token for token in (CLS_TOKEN, SEP_TOKEN, MASK_TOKEN, UNK_TOKEN)
-             if token not in tokenizer.vocab]
-  if missing:
-    raise ValueError(f"--vocab_file: {FLAGS.vocab_file} lacks {missing}")
+  check_special_tokens(tokenizer.vocab, FLAGS.vocab_file,
+                       (*REQUIRED_TOKENS, MASK_TOKEN))
   return tokenizer
 
 

@@ -5,14 +5,17 @@ flags, input, paths or files, raised as ValueError or OSError by the script
 or the library, or TensorFlow's NotFound / PermissionDenied for a URL; a
 full disk, with what was kept) ends the program with one line on stderr,
 `<script>: <what is wrong>`, and exit status 1: a traceback means a bug.
-TensorFlow's C++ start-up lines are silenced unless asked for
-(_quiet_tensorflow_start_up). --verbosity=1 also logs where the error
-was raised.
+Ctrl-C and SIGTERM (kill, a job scheduler) end it in one line too, with
+130 and 143, as a shell reports them, once its `finally` blocks have run
+(its held temporaries removed). TensorFlow's C++ start-up lines are
+silenced unless asked for (_quiet_tensorflow_start_up). --verbosity=1 also
+logs where the error was raised.
 """
 
 import gc
 import math
 import os
+import signal
 import sys
 
 from absl import app, flags, logging
@@ -50,17 +53,49 @@ def run(main, required_flags=(), pass_through_unknown=False):
 
 
 def _call_before_exit(main, argv):
-  """call(main, argv), then the collector frozen: every output is complete,
-  and exiting would otherwise walk every object TensorFlow made looking
-  for garbage (about a second of every run)."""
-  result = call(main, argv)
+  """call(main, argv) with SIGTERM raising Terminated, then the collector
+  frozen: every output is complete, and exiting would otherwise walk every
+  object TensorFlow made looking for garbage (about a second of every
+  run)."""
+  global _PROGRAM_PID
+  _PROGRAM_PID = os.getpid()
+  signal.signal(signal.SIGTERM, _terminate)
+  try:
+    result = call(main, argv)
+  finally:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
   gc.freeze()
   return result
 
 
-# The exit status of a program ended by Ctrl-C (128 + SIGINT), as shells
-# report it.
+# The exit statuses of a program ended by Ctrl-C (128 + SIGINT) and by
+# SIGTERM (128 + SIGTERM), as shells report them.
 _INTERRUPTED = 130
+_TERMINATED = 143
+# The process whose SIGTERM raises Terminated; its forks inherit the
+# handler and end as SIGTERM ends them by default.
+_PROGRAM_PID = None
+
+
+class Terminated(BaseException):
+  """SIGTERM in the main thread, as Ctrl-C raises KeyboardInterrupt: the
+  program unwinds, its `finally` blocks removing what they hold."""
+
+
+def _terminate(signum, frame):  # pylint: disable=unused-argument
+  """The SIGTERM handler: raises Terminated, once (a second SIGTERM does
+  not interrupt the unwinding), after killing the worker processes, which
+  would otherwise finish all their work before the pool that waits for
+  them lets this process end."""
+  if os.getpid() != _PROGRAM_PID:  # a fork: it ends as SIGTERM ends it
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    return
+  signal.signal(signum, signal.SIG_IGN)
+  multiprocessing = sys.modules.get("multiprocessing")
+  for child in multiprocessing.active_children() if multiprocessing else ():
+    child.kill()
+  raise Terminated()
 
 
 def _parse_known_flags(argv):
@@ -88,19 +123,22 @@ def call(main, argv):
     if file_io.is_disk_full(error):
       message += f"; {_what_is_kept()}"
     sys.exit(f"{script_name()}: {message}")
-  except KeyboardInterrupt:
-    logging.debug("Interrupted here:", exc_info=True)
-    sys.stderr.write(f"{script_name()}: interrupted; {_what_is_kept()}\n")
-    sys.exit(_INTERRUPTED)
+  except (KeyboardInterrupt, Terminated) as stop:
+    logging.debug("Stopped here:", exc_info=True)
+    how, status = ("terminated", _TERMINATED) \
+        if isinstance(stop, Terminated) else ("interrupted", _INTERRUPTED)
+    sys.stderr.write(f"{script_name()}: {how}; {_what_is_kept()}\n")
+    sys.exit(status)
   return result
 
 
 def _what_is_kept():
   """For a training run's --output_dir, its newest checkpoint, from which
   the same command resumes; outputs of every program appear only when
-  complete, so nothing else is half written."""
-  output_dir = flags.FLAGS["output_dir"].value \
-      if "output_dir" in flags.FLAGS else None
+  complete, so nothing else is half written (convert_checkpoint's
+  --output_dir holds no checkpoint to resume from)."""
+  training = "save_checkpoints_steps" in flags.FLAGS
+  output_dir = flags.FLAGS["output_dir"].value if training else None
   if not output_dir or "tensorflow" not in sys.modules:
     return "no output was half written"
   from bert_tf.training import checkpoint_manager  # pylint: disable=import-outside-toplevel

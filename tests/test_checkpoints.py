@@ -6,7 +6,9 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from tests.support.helpers import ORIGINAL_TINY, random_inputs, tiny_config
+from bert_tf import checkpoints
+from tests.support.helpers import (ORIGINAL_TINY, random_inputs, tiny_config,
+                                   within_seconds)
 
 ORIGINAL_CKPT = f"{ORIGINAL_TINY}/bert_model.ckpt"
 
@@ -114,8 +116,8 @@ def test_mismatched_config_names_variable_and_shapes_and_changes_nothing(
   model = bert_tf.BertEncoder(tiny_config(intermediate_size=40))
   before = [weight.numpy() for weight in model.weights]
   with pytest.raises(ValueError, match=(
-      "variable bert/encoder/layer_0/intermediate/dense/kernel has shape "
-      "\\[32, 37\\] in the checkpoint but \\[32, 40\\] in the model")):
+      "variable bert/encoder/layer_0/intermediate/dense/kernel is shaped "
+      "\\[32, 37\\], but the model's config makes it \\[32, 40\\]")):
     bert_tf.load_checkpoint(model, path)
   for value, weight in zip(before, model.weights):
     np.testing.assert_array_equal(value, weight.numpy())
@@ -215,3 +217,52 @@ def test_a_directory_gives_its_newest_or_its_only_checkpoint(tmp_path):
   assert bert_tf.checkpoints.resolve_checkpoint_path(
       str(tmp_path / "run")) == str(tmp_path / "run" / "model.ckpt-1")
 
+
+
+@pytest.mark.parametrize("layers", [1, 3])
+def test_a_layer_count_other_than_the_checkpoints_is_refused(tmp_path,
+                                                             layers):
+  path = bert_tf.save_checkpoint(bert_tf.BertEncoder(tiny_config()),
+                                 str(tmp_path / "model.ckpt"))
+  with pytest.raises(ValueError, match=(
+      f"model.ckpt: holds 2 encoder layers, but the model's config says "
+      f"num_hidden_layers {layers}")):
+    bert_tf.load_checkpoint(
+        bert_tf.BertEncoder(tiny_config(num_hidden_layers=layers)), path)
+
+
+@pytest.mark.parametrize("value, dtype", [
+    (np.array([b"w"] * 32), "string"), (np.arange(32, dtype=np.int32), "int32"),
+    (np.ones(32, bool), "bool")])
+def test_a_weight_that_is_not_a_float_is_refused_by_name(tmp_path, value,
+                                                         dtype):
+  reader = tf.train.load_checkpoint(ORIGINAL_CKPT)
+  tensors = {name: reader.get_tensor(name)
+             for name in reader.get_variable_to_shape_map()}
+  tensors["bert/pooler/dense/bias"] = value
+  path = str(tmp_path / "model.ckpt")
+  checkpoints.write_checkpoint(path, {name: tf.constant(tensor)
+                                      for name, tensor in tensors.items()})
+  model = bert_tf.BertPretrainer(tiny_config(vocab_size=99))
+  before = [weight.numpy() for weight in model.weights]
+  with pytest.raises(ValueError, match=(
+      f"model.ckpt: variable bert/pooler/dense/bias is {dtype}, not floating "
+      f"point")):
+    bert_tf.load_checkpoint(model, path)
+  for old, weight in zip(before, model.weights):
+    np.testing.assert_array_equal(old, weight.numpy())
+
+
+def test_a_checkpoint_file_that_is_a_fifo_is_refused_unopened(tmp_path):
+  path = bert_tf.save_checkpoint(bert_tf.BertEncoder(tiny_config()),
+                                 str(tmp_path / "model.ckpt"))
+  os.remove(f"{path}.index")
+  os.mkfifo(f"{path}.index")
+  with pytest.raises(ValueError, match="model.ckpt.index is a FIFO"), \
+      within_seconds(10):
+    bert_tf.load_checkpoint(bert_tf.BertEncoder(tiny_config()), path)
+  os.remove(f"{path}.index")
+  os.mkfifo(tmp_path / "checkpoint")
+  with pytest.raises(ValueError, match="checkpoint is a FIFO"), \
+      within_seconds(10):
+    bert_tf.load_checkpoint(bert_tf.BertEncoder(tiny_config()), str(tmp_path))

@@ -13,7 +13,7 @@ from safetensors.numpy import load_file, save_file
 import bert_tf
 from bert_tf import conversion, huggingface
 from bert_tf.tasks.ner import examples as conll
-from tests.support.helpers import PROJECT_DIR, SHARED_DIR
+from tests.support.helpers import PROJECT_DIR, SHARED_DIR, within_seconds
 
 HUGGINGFACE_DIR = os.path.join(SHARED_DIR, "reference", "huggingface")
 FOLDERS = {
@@ -197,7 +197,12 @@ def test_folder_variants_read_the_same_weights(tmp_path, change_weights,
     np.testing.assert_array_equal(ours[name], value, err_msg=name)
 
 
-def test_a_sharded_folder_reads_as_one(tmp_path):
+SECOND_SHARD = "model-00002-of-00002.safetensors"
+
+
+def sharded_folder(tmp_path, change_map=None):
+  """The pretraining folder in two shards, as transformers shards, with
+  change_map(weight_map, folder) applied to its index."""
   variant = copy_folder(tmp_path)
   tensors = load_file(f"{variant}/model.safetensors")
   (variant / "model.safetensors").unlink()
@@ -208,12 +213,134 @@ def test_a_sharded_folder_reads_as_one(tmp_path):
     save_file({name: tensors[name] for name in part},
               f"{variant}/{file_name}", metadata={"format": "pt"})
     weight_map.update({name: file_name for name in part})
+  if change_map:
+    change_map(weight_map, variant)
   (variant / "model.safetensors.index.json").write_text(json.dumps(
       {"metadata": {"total_size": 0}, "weight_map": weight_map}))
+  return variant
+
+
+def test_a_sharded_folder_reads_as_one(tmp_path):
   expected = read_all(folder("bert_for_pretraining"))
-  ours = read_all(variant)
+  ours = read_all(sharded_folder(tmp_path))
   for name, value in expected.items():
     np.testing.assert_array_equal(ours[name], value, err_msg=name)
+
+
+def _second_shard_moved_out(variant):
+  """The second shard outside the folder, the index naming it anyhow: by
+  "..", by an absolute path, through a symlink."""
+  outside = variant.parent / "evil"
+  outside.mkdir(exist_ok=True)
+  shutil.copy(variant / SECOND_SHARD, outside / "x.safetensors")
+  return outside / "x.safetensors"
+
+
+@pytest.mark.parametrize("how", ["dotdot", "absolute", "symlink"])
+def test_no_shard_is_read_from_outside_the_folder(tmp_path, how):
+  def change_map(weight_map, variant):
+    outside = _second_shard_moved_out(variant)
+    if how == "symlink":
+      (variant / SECOND_SHARD).unlink()
+      os.symlink(outside, variant / SECOND_SHARD)
+      return
+    entry = "../evil/x.safetensors" if how == "dotdot" else str(outside)
+    for name, file_name in weight_map.items():
+      if file_name == SECOND_SHARD:
+        weight_map[name] = entry
+
+  variant = sharded_folder(tmp_path, change_map)
+  with pytest.raises(ValueError, match=(
+      "model.safetensors.index.json: '.*' (is not a file inside|resolves to "
+      ".*/evil/x.safetensors, outside) .*bert_for_pretraining")):
+    bert_tf.load_pretrained(str(variant))
+  with pytest.raises(ValueError, match="outside|not a file inside"):
+    conversion.convert(str(variant), str(tmp_path / "out"),
+                       conversion.ORIGINAL)
+  assert not (tmp_path / "out").exists()
+
+
+def test_a_hugging_face_cache_snapshot_loads_through_its_links(tmp_path):
+  """transformers' cache links every file of snapshots/<revision>/ to
+  ../../blobs/<hash>: a cache folder opens as the folder does."""
+  cache = tmp_path / "models--org--tiny-bert"
+  snapshot = cache / "snapshots" / "0123abc"
+  snapshot.mkdir(parents=True)
+  (cache / "blobs").mkdir()
+  for index, name in enumerate(sorted(os.listdir(
+      folder("bert_for_sequence_classification")))):
+    shutil.copy(f"{folder('bert_for_sequence_classification')}/{name}",
+                cache / "blobs" / f"blob{index}")
+    os.symlink(f"../../blobs/blob{index}", snapshot / name)
+  pretrained = bert_tf.load_pretrained(str(snapshot))
+  assert pretrained.labels == ["LABEL_0", "LABEL_1", "LABEL_2"]
+  assert len(pretrained.load_report.loaded) == 41
+
+
+def _entry(value):
+  def change_map(weight_map, _):
+    weight_map["bert.embeddings.LayerNorm.bias"] = value
+  return change_map
+
+
+def _entry_made(make, value):
+  def change_map(weight_map, variant):
+    make(variant)
+    weight_map["bert.embeddings.LayerNorm.bias"] = value
+  return change_map
+
+
+@pytest.mark.parametrize("change_map, message", [
+    (_entry(5), r"index.json: weight_map\['bert.embeddings.LayerNorm.bias'\] "
+                r"is 5, not the name of a shard file"),
+    (_entry(None), r"index.json: weight_map\['bert.embeddings.LayerNorm.bias'"
+                   r"\] is None, not the name"),
+    (_entry_made(lambda variant: (variant / "shards").mkdir(), "shards"),
+     r"index.json: 'shards' is a directory, not a regular file"),
+    (_entry_made(lambda variant: os.symlink("/dev/zero",
+                                            variant / "zero.safetensors"),
+                 "zero.safetensors"),
+     r"index.json: 'zero.safetensors' is a character device, not a regular "
+     r"file"),
+    (_entry_made(lambda variant: os.mkfifo(variant / "fifo.safetensors"),
+                 "fifo.safetensors"),
+     r"index.json: 'fifo.safetensors' is a FIFO, not a regular file"),
+    (_entry(SECOND_SHARD), rf"{SECOND_SHARD}: no tensor bert.embeddings."
+                           rf"LayerNorm.bias, which model.safetensors."
+                           rf"index.json places in it"),
+    (_entry("model-3.safetensors"), r"index.json: weight_map\[.*\] names "
+                                    r"'model-3.safetensors', which .* does not "
+                                    r"have"),
+], ids=["number", "null", "directory", "device", "fifo", "tensor_elsewhere",
+        "no_such_shard"])
+def test_a_bad_index_entry_is_one_line(tmp_path, change_map, message):
+  variant = sharded_folder(tmp_path, change_map)
+  with pytest.raises((ValueError, FileNotFoundError),
+                     match=message) as raised, within_seconds(10):
+    bert_tf.load_pretrained(str(variant))
+  assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("name", ["config.json", "model.safetensors",
+                                  "tokenizer_config.json", "vocab.txt"])
+def test_a_fifo_in_a_folder_is_refused_not_opened(tmp_path, name):
+  variant = copy_folder(tmp_path)
+  (variant / name).unlink()
+  os.mkfifo(variant / name)
+  with pytest.raises(ValueError, match=(
+      f"{variant}/{name} is a FIFO, not a regular file")), within_seconds(10):
+    bert_tf.load_pretrained(str(variant))
+
+
+def test_a_stored_tensor_the_model_does_not_use_is_reported(tmp_path):
+  variant = copy_folder(tmp_path, "bert_for_sequence_classification")
+  rewrite_weights(variant, lambda tensors: tensors.update(
+      {"bert.encoder.layer.0.attention.self.rotary.weight":
+       np.ones(4, np.float32), "extra.head.bias": np.ones(2, np.float32)}))
+  report = bert_tf.load_pretrained(str(variant)).load_report
+  assert report.unused == ["bert.encoder.layer.0.attention.self.rotary.weight",
+                           "extra.head.bias"]
+  assert len(report.loaded) == 41
 
 
 def test_an_encoder_saved_alone_without_the_bert_prefix(tmp_path):
@@ -278,16 +405,71 @@ def pickle_only(tmp_path):
         lambda values: values["id2label"].update({"8": "I-PERSON"})),
      r"config.json: id2label \['O', 'B-MISC', .*'I-PERSON'\] is not "
      r"run_ner's label set \['O', 'B-PER', "),
+    *[(lambda tmp_path, layers=layers: rewrite_config(
+        copy_folder(tmp_path), lambda values: values.update(
+            num_hidden_layers=layers)),
+       r"model.safetensors: holds 2 encoder layers, but .*config.json says "
+       f"num_hidden_layers {layers}") for layers in (1, 3, 100_000)],
+    *[(lambda tmp_path, dtype=dtype: rewrite_weights(
+        copy_folder(tmp_path), lambda tensors: tensors.update({
+            key: tensors[key].astype(dtype) for key in (
+                "bert.embeddings.word_embeddings.weight",
+                "cls.predictions.decoder.weight") if key in tensors})),
+       "model.safetensors: tensor bert.embeddings.word_embeddings.weight is "
+       f"{name}, not floating point") for dtype, name in ((np.int64, "I64"),
+                                                          (bool, "BOOL"))],
+    *[(lambda tmp_path, field=field, value=value: rewrite_config(
+        copy_folder(tmp_path, "bert_for_sequence_classification"),
+        lambda values: values.update({field: value})), message)
+      for field, value, message in (
+          ("hidden_act", ["gelu"], r"config.json: hidden_act \['gelu'\] has "
+                                   r"no bert_tf equivalent"),
+          ("architectures", {"a": 1}, r"config.json: \"architectures\" is "
+                                      r"\{'a': 1\}; expected a list"),
+          ("architectures", [["BertModel"]], r"config.json: \"architectures\""
+                                             r" is \[\['BertModel'\]\]"),
+          ("architectures", "B", r"config.json: \"architectures\" is 'B'"),
+          ("id2label", {"0": "a", "1": 2, "2": "c"},
+           r"config.json: \"id2label\" entry '1': 2 is not a label id"),
+          ("id2label", {"0": "a", "one": "b", "2": "c"},
+           r"config.json: \"id2label\" entry 'one': 'b' is not a label id"),
+          ("id2label", {"0": "a", "2": "c", "3": "d"},
+           r"config.json: \"id2label\" has ids \[0, 2, 3\]; expected 0 to "
+           r"2")
+      )],
+    (lambda tmp_path: rewrite_config(
+        copy_folder(tmp_path, "bert_for_sequence_classification"),
+        lambda values: [values.pop(key) for key in ("id2label", "label2id")]
+        and values.update(num_labels="3")),
+     r"config.json: \"num_labels\" is '3'; expected a whole number"),
+    (lambda tmp_path: (copy_folder(tmp_path) / "config.json").write_bytes(
+        b'{"model_type": "bert",\n"vocab_size": 144, "x": "\xff"}'),
+     r"config.json: line 2 is not UTF-8 text"),
+    (lambda tmp_path: (copy_folder(tmp_path) / "vocab.txt").write_text(
+        "[PAD]\n[CLS]\n[SEP]\nthe\n"),
+     r"vocab.txt: no \[UNK\] token; a BERT vocabulary has \[UNK\], \[CLS\], "
+     r"\[SEP\]"),
+    (lambda tmp_path: (copy_folder(tmp_path) / "vocab.txt").write_text(""),
+     r"vocab.txt: no tokens"),
 ], ids=["missing_tensor", "shape", "pickle", "model_type", "untied_decoder",
-        "labels"])
+        "labels", "1_layer_over_2", "3_layers_over_2", "100000_layers",
+        "int64_weights", "bool_weights", "hidden_act_list",
+        "architectures_object", "architectures_nested", "architectures_string",
+        "label_not_a_string", "label_id_not_a_number", "label_ids_with_a_gap",
+        "num_labels_string", "config_not_utf8", "vocab_without_unk",
+        "vocab_empty"])
 def test_a_bad_folder_is_refused_in_one_line_naming_it(tmp_path, break_folder,
                                                       message):
   break_folder(tmp_path)
   (variant,) = [path for path in tmp_path.iterdir() if path.is_dir()]
-  with pytest.raises(ValueError, match=message) as raised:
+  with pytest.raises(ValueError, match=message) as raised, within_seconds(10):
     bert_tf.load_pretrained(str(variant))
   assert str(variant) in str(raised.value)
   assert "\n" not in str(raised.value)
+  with pytest.raises(ValueError, match=message), within_seconds(10):
+    conversion.convert(str(variant), str(tmp_path / "out"),
+                       conversion.ORIGINAL)
+  assert not (tmp_path / "out").exists()
   assert not (tmp_path / "unpickled").exists()
 
 

@@ -15,8 +15,9 @@ import tensorflow as tf
 import bert_tf
 from bert_tf import checkpoints, conversion, huggingface
 from tests.support.helpers import (ORIGINAL_TINY, PROJECT_DIR, SHARED_DIR,
+                                   assert_cases_fail_before_writing,
                                    assert_fails_in_one_line, run_script,
-                                   run_script_cases)
+                                   run_script_cases, within_seconds)
 from tests.support.serving import serve_export
 from tests.support.squad_fixtures import synthetic_squad
 
@@ -195,3 +196,101 @@ def _sha256(path):
 def _sha256_bytes(data):
   import hashlib  # pylint: disable=import-outside-toplevel
   return hashlib.sha256(data).hexdigest()
+
+
+def _with_config(directory, **changes):
+  values = json.load(open(directory / "bert_config.json"))
+  values.update(changes)
+  (directory / "bert_config.json").write_text(json.dumps(values))
+  return directory
+
+
+CONFIGS_THAT_ARE_NOT_THE_CHECKPOINTS = {
+    r"bert_model.ckpt: holds 2 encoder layers, but .*bert_config.json says "
+    r"num_hidden_layers 100000": {"num_hidden_layers": 100_000},
+    r"bert_model.ckpt: variable bert/embeddings/word_embeddings is shaped "
+    r"\[99, 32\], but .*bert_config.json makes it \[1000000000, 32\]":
+        {"vocab_size": 10**9},
+    r"variable bert/embeddings/word_embeddings is shaped \[99, 32\], but "
+    r".* makes it \[99, 1000000000\]": {"hidden_size": 10**9,
+                                       "num_attention_heads": 1},
+    r"variable bert/encoder/layer_0/intermediate/dense/kernel is shaped "
+    r"\[32, 37\], but .* makes it \[32, 1000000000\]":
+        {"intermediate_size": 10**9},
+    r"variable bert/embeddings/position_embeddings is shaped \[64, 32\], "
+    r"but .* makes it \[1000000000, 32\]": {"max_position_embeddings": 10**9},
+    r"variable bert/embeddings/token_type_embeddings is shaped \[2, 32\], "
+    r"but .* makes it \[1000000000, 32\]": {"type_vocab_size": 10**9},
+}
+
+
+@pytest.mark.parametrize("message, changes",
+                         CONFIGS_THAT_ARE_NOT_THE_CHECKPOINTS.items(),
+                         ids=["layers", "vocab_size", "hidden_size",
+                              "intermediate_size", "max_position_embeddings",
+                              "type_vocab_size"])
+def test_a_config_is_checked_against_its_checkpoint_before_building(
+    tmp_path, message, changes):
+  """Nothing is built or allocated for a config its checkpoint refutes."""
+  directory = _with_config(released_layout(tmp_path), **changes)
+  with pytest.raises(ValueError, match=message), within_seconds(10):
+    bert_tf.load_pretrained(str(directory))
+  with pytest.raises(ValueError, match=message), within_seconds(10):
+    conversion.convert(str(directory), str(tmp_path / "hf"),
+                       conversion.HUGGINGFACE)
+
+
+def test_a_weight_that_is_not_a_float_is_not_converted(tmp_path):
+  directory = released_layout(tmp_path)
+  prefix = str(directory / "bert_model.ckpt")
+  reader = tf.train.load_checkpoint(prefix)
+  tensors = {name: tf.constant(reader.get_tensor(name))
+             for name in reader.get_variable_to_shape_map()}
+  tensors["bert/pooler/dense/bias"] = tf.range(32)
+  checkpoints.write_checkpoint(prefix, tensors)
+  for output_format in conversion.FORMATS:
+    with pytest.raises(ValueError, match=(
+        "bert_model.ckpt: variable bert/pooler/dense/bias is int32, not "
+        "floating point")):
+      conversion.convert(str(directory), str(tmp_path / output_format),
+                         output_format)
+    assert not (tmp_path / output_format).exists()
+
+
+def test_runners_check_the_config_and_vocabulary_before_any_work(tmp_path):
+  """--bert_config_file against --init_checkpoint, and the vocabulary's
+  special tokens, in one line before anything is built or written."""
+  released = released_layout(tmp_path)
+  (tmp_path / "train.tsv").write_text("sentence\tlabel\n" +
+                                      "the cell\t1\n" * 8)
+  configs = {}
+  for name, changes in (("layers", {"num_hidden_layers": 3}),
+                        ("vocab", {"vocab_size": 10**9})):
+    configs[name] = tmp_path / f"{name}.json"
+    configs[name].write_text(json.dumps({**json.load(open(
+        released / "bert_config.json")), **changes}))
+  (tmp_path / "no_unk.txt").write_text(
+      (released / "vocab.txt").read_text().replace("[UNK]\n", "[UNK2]\n"))
+  flag_values = {"task_name": "sst-2", "data_dir": tmp_path,
+                 "vocab_file": released / "vocab.txt",
+                 "bert_config_file": released / "bert_config.json",
+                 "init_checkpoint": released, "do_train": True,
+                 "max_seq_length": 16, "train_batch_size": 2}
+  cases = {
+      r"bert_model.ckpt: holds 2 encoder layers, but .*layers.json says "
+      r"num_hidden_layers 3": {"bert_config_file": configs["layers"]},
+      r"variable bert/embeddings/word_embeddings is shaped \[99, 32\], but "
+      r".*vocab.json makes it \[1000000000, 32\]":
+          {"bert_config_file": configs["vocab"]},
+      r"no_unk.txt: no \[UNK\] token": {"vocab_file": tmp_path / "no_unk.txt"},
+  }
+  assert_cases_fail_before_writing("run_classifier.py", flag_values, cases,
+                                   tmp_path)
+  extract = run_script_cases("extract_features.py", [
+      {"input_file": tmp_path / "train.tsv", "output_file": tmp_path / "x",
+       "vocab_file": released / "vocab.txt", "init_checkpoint": released,
+       "bert_config_file": configs["layers"], "max_seq_length": 16,
+       "layers": "-1"}])
+  assert_fails_in_one_line(extract[0], "extract_features",
+                           "holds 2 encoder layers")
+  assert not (tmp_path / "x").exists()

@@ -11,8 +11,8 @@ def released_dir(tmp_path, vocab_size=99):
   for suffix in (".index", ".data-00000-of-00001"):
     shutil.copy(f"{ORIGINAL_TINY}/bert_model.ckpt{suffix}", tmp_path)
   shutil.copy(f"{ORIGINAL_TINY}/bert_config.json", tmp_path)
-  (tmp_path / "vocab.txt").write_text(
-      "".join(f"token{index}\n" for index in range(vocab_size)))
+  (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n" + "".join(
+      f"token{index}\n" for index in range(vocab_size - 4)))
   return str(tmp_path)
 
 

@@ -18,7 +18,8 @@ from typing import Optional
 
 import numpy as np
 
-from bert_tf import checkpoints, huggingface, option_checks, tokenization
+from bert_tf import (checkpoints, huggingface, option_checks, tokenization,
+                     vocabulary)
 from bert_tf.data.text_inputs import encode_texts
 from bert_tf.features.output_files import write_jsonl, write_npz
 from bert_tf.features.serving import feature_serving
@@ -92,6 +93,9 @@ def extract_features(options, strategy):
   init_checkpoint = run_files.resolve_init_checkpoint(options.init_checkpoint)
   if init_checkpoint is None:
     raise ValueError("--init_checkpoint is required")
+  checkpoints.check_fits(config, init_checkpoint, options.bert_config_file)
+  vocabulary.check_vocab_fits(options.vocab_file, config.vocab_size,
+                              options.bert_config_file)
   huggingface.check_do_lower_case(init_checkpoint, options.do_lower_case)
   if bool(options.input_file) != bool(options.output_file) or not (
       options.input_file or options.export_dir):
@@ -119,14 +123,7 @@ def extract_features(options, strategy):
                      f"of at least 3, room for [CLS] and two [SEP]")
   with strategy.scope(), precision.dtype_policy(options.dtype):
     model = LayerOutputs(config, layers)
-  report = checkpoints.load_checkpoint(model, init_checkpoint)
-  # The pooler is not extracted (and QA and tagging models have none).
-  missing = [name for name in report.not_in_checkpoint
-             if not name.startswith("bert/pooler/")]
-  if missing:
-    raise ValueError(f"--init_checkpoint={init_checkpoint} is not a "
-                     f"checkpoint of this --bert_config_file: it lacks "
-                     f"{', '.join(missing[:3])}")
+  checkpoints.load_checkpoint(model, init_checkpoint)
   if examples:
     _extract(options, strategy, model, layers, examples)
   if options.export_dir:

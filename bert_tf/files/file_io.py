@@ -35,29 +35,47 @@ class DiskFullError(OSError):
 
 def is_disk_full(error):
   """Whether an exception is a write failing for want of space (ENOSPC,
-  EDQUOT; TensorFlow raises ResourceExhaustedError for them)."""
+  EDQUOT). TensorFlow raises ResourceExhaustedError for them and
+  safetensors its SafetensorError, neither an OSError: those are known by
+  the operating system's message they carry."""
   if isinstance(error, OSError):
     return error.errno in (errno.ENOSPC, errno.EDQUOT)
-  tf = sys.modules.get("tensorflow")
-  return (tf is not None
-          and isinstance(error, tf.errors.ResourceExhaustedError)
-          and any(reason in error.message for reason in
-                  ("No space left on device", "Disk quota exceeded")))
+  return isinstance(error, _library_errors()) and any(
+      reason in str(error) for reason in
+      ("No space left on device", "Disk quota exceeded"))
+
+
+def _library_errors():
+  """The write errors of the libraries loaded (never imported for this)."""
+  errors = ()
+  if "tensorflow" in sys.modules:
+    errors += (sys.modules["tensorflow"].errors.ResourceExhaustedError,)
+  if "safetensors" in sys.modules:
+    errors += (sys.modules["safetensors"].SafetensorError,)
+  return errors
 
 
 @contextlib.contextmanager
 def naming_full_disk(what):
   """Running out of space inside the block raises DiskFullError naming
-  `what` (the file or directory being written)."""
+  `what` (the file or directory being written); one that names a file
+  inside `what`'s temporary names `what` instead, which is what the user
+  asked for (the temporary is removed)."""
   try:
     yield
-  except DiskFullError:
-    raise
+  except DiskFullError as error:
+    if not str(error.filename).startswith(f"{what}.tmp-"):
+      raise
+    raise _disk_full(what) from error
   except Exception as error:  # pylint: disable=broad-except
     if not is_disk_full(error):
       raise
-    raise DiskFullError(errno.ENOSPC,
-                        f"no space left on device writing {what}") from error
+    raise _disk_full(what) from error
+
+
+def _disk_full(what):
+  return DiskFullError(errno.ENOSPC, f"no space left on device writing {what}",
+                       str(what))
 
 
 def is_url(path):
@@ -102,10 +120,12 @@ def size(path):
 
 
 def makedirs(path):
+  """Makes `path` and its missing parents; a local symlink is followed, so
+  that a dangling one's target is made, as for files."""
   if is_url(path):
     _gfile().makedirs(path)
   else:
-    os.makedirs(path, exist_ok=True)
+    os.makedirs(os.path.realpath(path), exist_ok=True)
 
 
 def rename(source, target):
@@ -176,9 +196,9 @@ def _try_lock(descriptor):
 
 def _is_held(path):
   """Whether a live writer holds the temporary at `path` (a file or a
-  directory) with flock."""
+  directory) with flock; a symlink is not followed."""
   try:  # O_NONBLOCK: opening a FIFO must not wait for a writer
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
   except OSError:
     return False
   try:
@@ -223,18 +243,42 @@ def owned_directory(path, flag, owned=True):
     os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
     yield
   finally:
-    os.unlink(lock_path)  # still held: no other run can take it meanwhile
+    # Still held: no other run can take it meanwhile; only the file this
+    # run holds is removed, never one put in its place.
+    with contextlib.suppress(FileNotFoundError):
+      if os.lstat(lock_path).st_ino == os.fstat(descriptor).st_ino:
+        os.unlink(lock_path)
     os.close(descriptor)
     if made:
       with contextlib.suppress(OSError):
-        os.rmdir(path)  # only if empty
+        os.rmdir(os.path.realpath(path))  # only if empty
+
+
+# Opening the lock follows no symlink (O_NOFOLLOW) and waits for no FIFO
+# or device (O_NONBLOCK): only a regular file is ever written.
+_LOCK_OPEN = (os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+              | os.O_NOCTTY)
 
 
 def _take_lock_file(lock_path, flag, path):
-  """An open descriptor of lock_path with flock held; retried where the
-  file was removed (by its last owner, ending) between open and flock."""
+  """An open descriptor of lock_path, a regular file, with flock held;
+  retried where the file was removed (by its last owner, ending) between
+  open and flock.
+
+  Raises:
+    ValueError: lock_path is a symlink, a directory, a FIFO, ..., which is
+      left as it is.
+  """
   while True:
-    descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+      descriptor = os.open(lock_path, _LOCK_OPEN, 0o666)
+    except OSError as error:
+      if error.errno not in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+        raise
+      raise _not_a_lock_file(lock_path, flag, path) from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+      os.close(descriptor)
+      raise _not_a_lock_file(lock_path, flag, path)
     if not _try_lock(descriptor):
       holder = os.pread(descriptor, 32, 0).decode(errors="replace").strip()
       os.close(descriptor)
@@ -243,11 +287,19 @@ def _take_lock_file(lock_path, flag, path):
           f"two runs into one directory would mix their checkpoints and "
           f"results: wait for it to end or choose another {flag}")
     try:
-      if os.fstat(descriptor).st_ino == os.stat(lock_path).st_ino:
+      if os.fstat(descriptor).st_ino == os.lstat(lock_path).st_ino:
         return descriptor
     except FileNotFoundError:
       pass
     os.close(descriptor)
+
+
+def _not_a_lock_file(lock_path, flag, path):
+  kind = "a symlink" if os.path.islink(lock_path) else \
+      kind_of_file(lock_path) or "not a regular file"
+  return ValueError(f"{flag}={path}: {lock_path} is {kind}, not the run lock "
+                    f"file bert_tf keeps there; refusing to use it (remove "
+                    f"it if nothing needs it)")
 
 
 def remove_stale_temporaries(directory, final_name=".+"):
@@ -260,7 +312,9 @@ def remove_stale_temporaries(directory, final_name=".+"):
       extend it (`<temporary>.index`, ...) belong to it.
 
   Returns:
-    The paths removed. Temporaries a live writer holds are kept.
+    The paths removed. Temporaries a live writer holds are kept, and so is
+    whatever bears such a name but is not a regular file or a directory
+    (a symlink, a FIFO): temporaries are never those, so it is not ours.
   """
   if is_url(directory) or not os.path.isdir(directory):
     return []
@@ -272,17 +326,32 @@ def remove_stale_temporaries(directory, final_name=".+"):
       groups.setdefault(match.group(0), []).append(name)
   removed = []
   for stem, names in groups.items():
-    if _is_held(os.path.join(directory, stem)):
+    stem_path = os.path.join(directory, stem)
+    if _lstat_kind(stem_path) == "other" or _is_held(stem_path):
       continue
     for name in names:
       path = os.path.join(directory, name)
-      if os.path.isdir(path) and not os.path.islink(path):
+      kind = _lstat_kind(path)
+      if kind == "directory":
         shutil.rmtree(path, ignore_errors=True)
-      else:
+      elif kind == "file":
         with contextlib.suppress(FileNotFoundError):
           os.remove(path)
-      removed.append(path)
+      if kind in ("directory", "file"):
+        removed.append(path)
   return removed
+
+
+def _lstat_kind(path):
+  """"file", "directory", "other" (a symlink, FIFO, ...) or None (nothing
+  there) for `path` itself, no symlink followed."""
+  try:
+    mode = os.lstat(path).st_mode
+  except FileNotFoundError:
+    return None
+  if stat.S_ISREG(mode):
+    return "file"
+  return "directory" if stat.S_ISDIR(mode) else "other"
 
 
 @contextlib.contextmanager
@@ -295,11 +364,15 @@ def held_temporary(path, directory=False):
   name, and renames them into place. Whatever is left when the block ends
   is removed.
 
-  Running out of space in the block raises DiskFullError naming `path`.
+  The temporaries of `path` that killed runs left are removed first (see
+  remove_stale_temporaries). Running out of space in the block raises
+  DiskFullError naming `path`.
 
   Yields:
     The temporary's path.
   """
+  remove_stale_temporaries(os.path.dirname(path) or ".",
+                           re.escape(os.path.basename(path)))
   temporary = temporary_name(path)
   descriptor = None
   try:
@@ -336,12 +409,12 @@ class AtomicFiles:
   complete.
 
   Entering checks every path (a regular file or nothing; a symlink is
-  written through to its target), creates missing parent directories,
-  removes stale temporaries of those paths and opens a held temporary for
-  each. Leaving normally renames every temporary over its path, each taking
-  the permissions of the file it replaces; leaving by an exception removes
-  them all, so the files that were there stay as they were (running out of
-  space raises DiskFullError naming the set).
+  written through to its target), creates missing parent directories and
+  opens a held temporary for each (removing the stale ones of killed
+  runs). Leaving normally renames every temporary over its path, each
+  taking the permissions of the file it replaces; leaving by an exception
+  removes them all, so the files that were there stay as they were
+  (running out of space raises DiskFullError naming the set).
 
   Files of the same set that this one does not hold (`replaced`: an
   earlier run's results file, where this run's predictions cannot be
@@ -374,7 +447,6 @@ class AtomicFiles:
       directory = os.path.dirname(path)
       if directory:
         makedirs(directory)
-        remove_stale_temporaries(directory, re.escape(os.path.basename(path)))
     with self._stack as stack:
       for path in self.paths:
         temporary = stack.enter_context(held_temporary(path))

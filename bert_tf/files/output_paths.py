@@ -27,14 +27,18 @@ def check_outputs(outputs=(), inputs=(), output_dirs=()):
     inputs: (flag, path) pairs of files read (globs already expanded).
     output_dirs: (flag, path) pairs of directories to write into: each must
       be a directory or absent, creatable, and neither an output file nor
-      under one.
+      under one. A symlink counts as its target: written through, and a
+      dangling one's target made.
   """
+  for flag, path in [*outputs, *output_dirs]:
+    if not str(path):
+      raise ValueError(f"{flag} is empty: it must name a path")
   for flag, path in output_dirs:
     kind = file_io.kind_of_file(path)
-    if file_io.exists(path) and kind != "a directory":
+    if kind != "a directory" and (kind or file_io.exists(path)):
       raise ValueError(f"{flag}={path} is {kind or 'a file'}, not a "
                        f"directory")
-    _check_creatable(flag, path, path)
+    _check_creatable(flag, path, file_io.resolved(path))
   _check_files_and_directories_apart(outputs, output_dirs)
   identities = {}
   for flag, path in inputs:

@@ -12,7 +12,8 @@ import os
 from bert_tf import checkpoints, huggingface
 from bert_tf.config import BertConfig
 from bert_tf.files import file_io, output_paths
-from bert_tf.training.checkpoint_manager import STATE_FILE, checkpoint_names
+from bert_tf.training.checkpoint_manager import (STATE_FILE, checkpoint_names,
+                                                 is_run_checkpoint)
 
 logger = logging.getLogger(__name__)
 
@@ -97,3 +98,40 @@ def check_run_outputs(output_dir, file_names, inputs, bert_config_file,
                for name in [*file_names, STATE_FILE]],
       inputs=inputs,
       output_dirs=[("--output_dir", output_dir), *output_dirs])
+  _check_apart_from_init_checkpoint(output_dir, init_checkpoint)
+
+
+def _check_apart_from_init_checkpoint(output_dir, init_checkpoint):
+  """A run resumes from the checkpoints in its --output_dir as its own and
+  writes its checkpoints, index and results there: in the directory of an
+  init checkpoint that is not a run's (a release folder, whose `checkpoint`
+  index lists bert_model.ckpt, or a Hugging Face folder) it would take that
+  model for its own and mix its files with the model's. A run's own
+  model.ckpt-<step> in its --output_dir is the original's way to predict
+  with what it trained, and is taken."""
+  if not init_checkpoint:
+    return
+  if huggingface.is_folder(init_checkpoint):
+    model_dir = init_checkpoint
+  elif is_run_checkpoint(init_checkpoint):
+    return
+  else:
+    model_dir = os.path.dirname(init_checkpoint)
+  if _same_directory(model_dir, output_dir):
+    raise ValueError(
+        f"--output_dir={output_dir} is the directory of the "
+        f"--init_checkpoint, {init_checkpoint}: the run would resume from "
+        f"the checkpoint there as its own and write its files among the "
+        f"model's; choose another --output_dir (to go on from an earlier "
+        f"run's checkpoints in --output_dir, leave out --init_checkpoint)")
+
+
+def _same_directory(first, second):
+  """Whether two paths name one directory (through links); False where one
+  is missing."""
+  if file_io.is_url(first) or file_io.is_url(second):
+    return first.rstrip("/") == second.rstrip("/")
+  try:
+    return os.path.samefile(first or ".", second)
+  except OSError:  # one is missing
+    return False

@@ -25,6 +25,12 @@ def _listing(names, most=3):
                   else "")
 
 
+def is_run_checkpoint(prefix):
+  """Whether a checkpoint prefix is named as a run saves its own
+  (model.ckpt-<step>), not as a release (bert_model.ckpt)."""
+  return bool(_STEP.fullmatch(f"{os.path.basename(prefix)}.index"))
+
+
 def checkpoint_names(directory):
   """The model.ckpt-<step> names a run in `directory` resumes from, oldest
   first: those the `checkpoint` index lists that still exist.
@@ -133,11 +139,12 @@ class CheckpointManager:
     except checkpoints.CorruptCheckpointError:
       raise
     except ValueError as error:
+      files = "model.ckpt-*" if is_run_checkpoint(path) else \
+          f"{os.path.basename(path)}.*"
       raise ValueError(
           f"{path} is a checkpoint of another model ({error}); to start "
-          f"this run fresh, remove the model.ckpt-* and '{STATE_FILE}' "
-          f"files from {self.directory} or choose another --output_dir"
-      ) from None
+          f"this run fresh, remove the {files} and '{STATE_FILE}' files "
+          f"from {self.directory} or choose another --output_dir") from None
     self.optimizer.iterations.assign(step)
     return step
 

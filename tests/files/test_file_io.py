@@ -190,3 +190,90 @@ def test_a_directory_is_owned_by_one_run_at_a_time(tmp_path):
       assert os.listdir(fresh) == [file_io.RUN_LOCK_FILE]
       raise RuntimeError("the run failed before writing anything")
   assert not fresh.exists()
+
+
+def test_the_run_lock_follows_no_link_and_opens_no_special_file(tmp_path):
+  """A lock name that is a symlink (to a user's file, or dangling), a FIFO
+  or a directory is refused, naming it, and left as it was: the user's
+  file is neither truncated nor given a pid."""
+  users = tmp_path / "users.txt"
+  users.write_text("the user's")
+  makers = [
+      ("a symlink", lambda lock: lock.symlink_to(users)),
+      ("a symlink", lambda lock: lock.symlink_to(tmp_path / "nowhere")),
+      ("a FIFO", os.mkfifo),
+      ("a directory", lambda lock: lock.mkdir()),
+  ]
+  for number, (kind, make) in enumerate(makers):
+    directory = tmp_path / f"output{number}"
+    directory.mkdir()
+    lock = directory / file_io.RUN_LOCK_FILE
+    make(lock)
+    before = os.lstat(lock)
+    with pytest.raises(ValueError, match=(
+        f"--output_dir={directory}: {lock} is {kind}, not the run "
+        f"lock file")):
+      with file_io.owned_directory(str(directory), "--output_dir"):
+        pass
+    after = os.lstat(lock)
+    assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
+  assert users.read_text() == "the user's"
+  assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_dangling_output_dir_link_is_held_in_its_made_target(tmp_path):
+  link = tmp_path / "link"
+  link.symlink_to(tmp_path / "made" / "output")
+  with file_io.owned_directory(str(link), "--output_dir"):
+    assert os.listdir(tmp_path / "made" / "output") == [file_io.RUN_LOCK_FILE]
+  assert link.is_symlink()
+  assert not (tmp_path / "made" / "output").exists()  # made, left empty
+
+
+def test_temporary_names_that_are_links_or_fifos_are_not_ours(tmp_path):
+  """Only regular files and directories are temporaries: a symlink or FIFO
+  bearing such a name is left alone, with what it points to, and so is
+  every file that extends its name."""
+  users = tmp_path / "users.txt"
+  users.write_text("the user's")
+  (tmp_path / "users_dir").mkdir()
+  (tmp_path / "users_dir" / "keep.txt").write_text("the user's")
+  output = tmp_path / "out.txt"
+  link = tmp_path / stale_name(output.name)
+  link.symlink_to(users)
+  dir_link = tmp_path / stale_name(output.name)
+  dir_link.symlink_to(tmp_path / "users_dir")
+  fifo = tmp_path / stale_name(output.name)
+  os.mkfifo(fifo)
+  beside = tmp_path / f"{fifo.name}.index"
+  beside.write_text("belongs to the FIFO's name")
+  stale = tmp_path / stale_name(output.name)
+  stale.write_text("left by a killed run")
+  with file_io.atomic_write(str(output)) as writer:
+    writer.write("new")
+  assert not stale.exists()
+  assert link.is_symlink() and dir_link.is_symlink()
+  assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and beside.exists()
+  assert users.read_text() == "the user's"
+  assert (tmp_path / "users_dir" / "keep.txt").read_text() == "the user's"
+
+
+def test_a_full_disk_in_safetensors_is_named(tmp_path):
+  """safetensors' SafetensorError is no OSError: its message tells a full
+  disk; a file inside the temporary of what is written names that."""
+  from safetensors import SafetensorError
+  output = str(tmp_path / "hf")
+  with pytest.raises(file_io.DiskFullError, match=(
+      f"^no space left on device writing {output}$")):
+    with file_io.held_temporary(output, directory=True):
+      raise SafetensorError("Error while serializing: I/O error: No space "
+                            "left on device (os error 28)")
+  with pytest.raises(file_io.DiskFullError, match=(
+      f"^no space left on device writing {output}$")):
+    with file_io.held_temporary(output, directory=True) as temporary:
+      with file_io.held_temporary(f"{temporary}/model.ckpt"):
+        raise OSError(28, "No space left on device")
+  with pytest.raises(SafetensorError):
+    with file_io.naming_full_disk(output):
+      raise SafetensorError("Error while deserializing header")
+  assert os.listdir(tmp_path) == []

@@ -74,3 +74,24 @@ def test_dot_dot_through_a_missing_directory_is_still_the_input(corpus):
   with pytest.raises(ValueError, match="is the same file as --input_file"):
     check_outputs(outputs=[("--output_file", str(output))],
                   inputs=[("--input_file", str(corpus))])
+
+
+def test_output_directory_forms(tmp_path, corpus):
+  """An empty flag is refused; a symlink counts as its target, a dangling
+  one's too (made when written), and a loop is refused."""
+  with pytest.raises(ValueError, match="^--output_dir is empty"):
+    check_outputs(output_dirs=[("--output_dir", "")])
+  dangling = tmp_path / "dangling"
+  dangling.symlink_to(corpus / "out")
+  with pytest.raises(ValueError, match=(
+      f"--output_dir={dangling}: {corpus} is a file, not a directory")):
+    check_outputs(output_dirs=[("--output_dir", str(dangling))])
+  loop = tmp_path / "loop"
+  loop.symlink_to(loop)
+  with pytest.raises(ValueError, match="loop is a symlink loop, not a dir"):
+    check_outputs(output_dirs=[("--output_dir", str(loop))])
+  (tmp_path / "to_dir").symlink_to(tmp_path / "missing" / "out")
+  (tmp_path / "empty").mkdir()
+  (tmp_path / "to_empty").symlink_to(tmp_path / "empty")
+  check_outputs(output_dirs=[("--output_dir", str(tmp_path / "to_dir")),
+                             ("--export_dir", str(tmp_path / "to_empty"))])

@@ -1,9 +1,13 @@
 """run_scripts/convert_checkpoint.py: either format in, either out, and bad
 input refused in one line with nothing written."""
 
+import fcntl
 import json
 import os
 import shutil
+import subprocess
+import sys
+import uuid
 
 import numpy as np
 import pytest
@@ -13,7 +17,7 @@ from safetensors.numpy import load_file
 from bert_tf import checkpoints, conversion
 from tests.support.helpers import (PROJECT_DIR, SHARED_DIR,
                                    assert_fails_in_one_line, assert_help_lists,
-                                   run_script_cases)
+                                   run_on_a_full_disk, run_script_cases)
 
 COMMUNITY = os.path.join(PROJECT_DIR, "tests", "fixtures",
                          "community_checkpoint", "biobert_style")
@@ -154,6 +158,111 @@ def test_bad_input_is_refused_in_one_line_and_nothing_is_written(tmp_path):
   assert sorted(os.listdir(taken)) == ["bert_model.ckpt.index"]
   assert not (tmp_path / "out").exists()
   assert [name for name in os.listdir(tmp_path) if ".tmp-" in name] == []
+
+
+def test_output_dir_forms_are_checked_before_any_work(tmp_path):
+  """A symlink is written through to the directory it points to, which
+  must be empty, and stays a link; a dangling one's target is made. An
+  empty flag, and a path under a file, are refused before any work."""
+  (tmp_path / "empty").mkdir()
+  (tmp_path / "to_empty").symlink_to(tmp_path / "empty")
+  (tmp_path / "dangling").symlink_to(tmp_path / "made" / "model")
+  (tmp_path / "full").mkdir()
+  (tmp_path / "full" / "notes.txt").write_text("the user's")
+  (tmp_path / "to_full").symlink_to(tmp_path / "full")
+  (tmp_path / "notes.txt").write_text("the user's")
+  outcomes = run_script_cases("convert_checkpoint.py", [
+      {"input_dir": COMMUNITY, "output_format": "huggingface",
+       "output_dir": output_dir}
+      for output_dir in (tmp_path / "to_empty", tmp_path / "dangling",
+                         tmp_path / "to_full", "", tmp_path / "notes.txt" /
+                         "model")])
+  assert outcomes[:2] == [(0, ""), (0, "")], outcomes
+  for link, target in (("to_empty", "empty"), ("dangling", "made/model")):
+    assert (tmp_path / link).is_symlink()
+    assert sorted(os.listdir(tmp_path / target)) == [
+        "config.json", "model.safetensors", "tokenizer_config.json",
+        "vocab.txt"]
+  for outcome, expected in zip(outcomes[2:], (
+      r"--output_dir=.*to_full already holds notes.txt",
+      r"--output_dir is empty",
+      r"--output_dir=.*notes.txt/model: .*notes.txt is a file, not a "
+      r"directory")):
+    assert_fails_in_one_line(outcome, "convert_checkpoint", expected)
+  assert os.listdir(tmp_path / "full") == ["notes.txt"]
+  assert not [name for name in os.listdir(tmp_path) if ".tmp-" in name]
+  here = os.path.basename(os.getcwd())
+  assert not [name for name in os.listdir(os.path.dirname(os.getcwd()))
+              if name.startswith(f"{here}.tmp-")]
+
+
+# convert_checkpoint, stopped once the Hugging Face files are written in
+# its temporary directory: it prints "written" and waits to be killed.
+_CONVERT_AND_WAIT = """
+import runpy, sys, time
+sys.path.insert(0, {scripts!r})
+from bert_tf import huggingface
+write_folder_files = huggingface.write_folder_files
+
+def write_and_wait(*args, **kwargs):
+  write_folder_files(*args, **kwargs)
+  print("written", flush=True)
+  time.sleep(60)
+
+huggingface.write_folder_files = write_and_wait
+sys.argv = [{script!r}, *sys.argv[1:]]
+runpy.run_path({script!r}, run_name="__main__")
+"""
+
+
+def test_killed_conversions_leave_no_temporary_behind(tmp_path):
+  """SIGTERM mid-way removes the temporary (one line, status 143). What
+  kill -9 leaves (a temporary no one holds) is removed by the next
+  conversion into that output, which keeps a temporary a live writer
+  holds."""
+  script = tmp_path / "convert_and_wait.py"
+  script.write_text(_CONVERT_AND_WAIT.format(
+      scripts=os.path.join(PROJECT_DIR, "run_scripts"),
+      script=os.path.join(PROJECT_DIR, "run_scripts", "convert_checkpoint.py")))
+  run = subprocess.Popen(
+      [sys.executable, str(script), f"--input_dir={COMMUNITY}",
+       f"--output_dir={tmp_path / 'model'}", "--output_format=huggingface"],
+      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+  assert run.stdout.readline() == "written\n", run.communicate()[1][-3000:]
+  assert [name for name in os.listdir(tmp_path) if ".tmp-" in name]
+  run.terminate()
+  _, stderr = run.communicate(timeout=60)
+  assert run.returncode == 143, stderr[-3000:]
+  assert stderr.splitlines()[-1] == (
+      "convert_checkpoint: terminated; no output was half written")
+  assert sorted(os.listdir(tmp_path)) == ["convert_and_wait.py"]
+  killed, held = (tmp_path / f"model.tmp-{uuid.uuid4().hex}"
+                  for _ in range(2))
+  for temporary in (killed, held):
+    temporary.mkdir()
+    (temporary / "model.safetensors").write_bytes(b"half written")
+  writer = os.open(held, os.O_RDONLY)
+  try:
+    fcntl.flock(writer, fcntl.LOCK_EX)  # a live writer's
+    conversion.convert(COMMUNITY, str(tmp_path / "model"),
+                       conversion.HUGGINGFACE)
+  finally:
+    os.close(writer)
+  assert sorted(os.listdir(tmp_path)) == sorted(
+      ["convert_and_wait.py", "model", held.name])
+  assert os.path.getsize(tmp_path / "model" / "model.safetensors") > 1000
+
+
+def test_a_full_disk_in_safetensors_is_one_line(tmp_path):
+  disk = tmp_path / "disk"
+  disk.mkdir()
+  result = run_on_a_full_disk("convert_checkpoint.py", {
+      "input_dir": COMMUNITY, "output_dir": disk / "model",
+      "output_format": conversion.HUGGINGFACE}, disk)
+  assert (result.returncode, result.stderr.strip().splitlines()[-1]) == (
+      1, f"convert_checkpoint: no space left on device writing {disk}/model;"
+         f" no output was half written"), result.stderr[-3000:]
+  assert "Traceback" not in result.stderr
 
 
 def test_help_lists_the_flags():

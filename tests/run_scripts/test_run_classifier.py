@@ -341,6 +341,67 @@ def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path):
   assert (tmp_path / "notes.txt").read_text() == "the user's"
 
 
+@pytest.mark.shared
+def test_output_dirs_that_cannot_be_the_runs_are_refused_before_work(
+    tmp_path):
+  """The release folder given as both --init_checkpoint and --output_dir
+  (directly or through a link) is named for what it is; an empty
+  --output_dir is refused; a run lock that is a symlink (to a user's file)
+  or a FIFO is never opened through, written or removed."""
+  release = tmp_path / "uncased_L-2_H-32"
+  shutil.copytree(ORIGINAL_TINY, release)
+  (release / "vocab.txt").write_text("\n".join(
+      ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+      + [f"word{i}" for i in range(94)]) + "\n")
+  released = sorted(os.listdir(release))
+  (tmp_path / "link").symlink_to(release)
+  for split in ("train", "dev"):
+    write_tsv(tmp_path / "data" / f"{split}.tsv", ["sentence", "label"],
+              [["word1 word2", "1"], ["word3", "0"]])
+  users = tmp_path / "users.txt"
+  users.write_text("the user's")
+  for name, make in (("to_users", lambda lock: lock.symlink_to(users)),
+                     ("fifo", os.mkfifo)):
+    (tmp_path / name).mkdir()
+    make(tmp_path / name / ".bert_tf_run.lock")
+  common = {"task_name": "SST-2", "data_dir": tmp_path / "data",
+            "vocab_file": release / "vocab.txt",
+            "bert_config_file": release / "bert_config.json",
+            "init_checkpoint": f"{release}/", "max_seq_length": 32,
+            "do_train": True, "train_batch_size": 1}
+  the_release = (r"is the directory of the --init_checkpoint, .*"
+                 r"uncased_L-2_H-32/bert_model.ckpt: the run would resume "
+                 r"from the checkpoint there as its own")
+  cases = {
+      f"--output_dir=.*uncased_L-2_H-32/ {the_release}":
+          {"output_dir": f"{release}/"},
+      f"--output_dir=.*link {the_release}":
+          {"output_dir": tmp_path / "link",
+           "init_checkpoint": release / "bert_model.ckpt"},
+      "--output_dir is empty": {"output_dir": ""},
+      "--output_dir=.*to_users: .*to_users/.bert_tf_run.lock is a symlink, "
+      "not the run lock file": {"output_dir": tmp_path / "to_users"},
+      "--output_dir=.*fifo: .*fifo/.bert_tf_run.lock is a FIFO, not the run "
+      "lock file": {"output_dir": tmp_path / "fifo"},
+  }
+  # A run's own checkpoint in its --output_dir is taken: the original's
+  # README evaluates what a run trained so.
+  run = tmp_path / "run"
+  outcomes = run_script_cases("run_classifier.py", [
+      {**common, **flags} for flags in cases.values()] + [
+          {**common, "output_dir": run, "num_train_epochs": 1},
+          {**common, "output_dir": run, "init_checkpoint": run / "model.ckpt-2",
+           "do_train": False, "do_eval": True}])
+  for expected, outcome in zip(cases, outcomes):
+    assert_fails_in_one_line(outcome, "run_classifier", expected)
+  assert outcomes[-2:] == [(0, "")] * 2, outcomes[-2:]
+  assert "eval_accuracy" in (run / "eval_results.txt").read_text()
+  assert sorted(os.listdir(release)) == released
+  assert users.read_text() == "the user's"
+  assert (tmp_path / "to_users" / ".bert_tf_run.lock").is_symlink()
+  assert os.listdir(tmp_path / "fifo") == [".bert_tf_run.lock"]
+
+
 def test_help_lists_the_original_flags():
   assert_help_lists("run_classifier.py",
                     FINE_TUNING_FLAGS + ("task_name", "data_dir"))

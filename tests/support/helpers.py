@@ -1,5 +1,6 @@
 """Helpers shared by the tests: paths, tiny configs, layer checks."""
 
+import contextlib
 import json
 import os
 import re
@@ -31,6 +32,24 @@ def tiny_config(**overrides):
                 max_position_embeddings=64, type_vocab_size=2)
   values.update(overrides)
   return bert_tf.BertConfig(**values)
+
+
+@contextlib.contextmanager
+def within_seconds(seconds):
+  """Fails the block with TimeoutError after `seconds`, so that what hung
+  (a FIFO opened, work that grows without bound) fails a test instead of
+  stopping the suite."""
+
+  def stop(*_):
+    raise TimeoutError(f"still running after {seconds} s")
+
+  previous = signal.signal(signal.SIGALRM, stop)
+  signal.alarm(seconds)
+  try:
+    yield
+  finally:
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
 
 
 def random_inputs(config, batch_size=3, seq_length=16, num_predictions=4,

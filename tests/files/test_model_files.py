@@ -1,0 +1,79 @@
+"""A model directory's files are regular files inside it: no name or
+symlink reads the user's other files, no FIFO or device hangs the reader."""
+
+import os
+
+import pytest
+
+from bert_tf.files.model_files import model_file, required_model_file
+
+
+@pytest.fixture(name="folder")
+def folder_with_a_secret(tmp_path):
+  """A model folder, and a file of the user's beside it."""
+  (tmp_path / "secret.txt").write_text("the user's\n")
+  folder = tmp_path / "model"
+  folder.mkdir()
+  (folder / "config.json").write_text("{}")
+  return folder
+
+
+def test_a_regular_file_inside_is_given_and_a_missing_one_is_none(folder):
+  (folder / "shards").mkdir()
+  (folder / "shards" / "a.safetensors").write_bytes(b"")
+  os.symlink("config.json", folder / "linked.json")
+  assert model_file(str(folder), "config.json") == f"{folder}/config.json"
+  assert model_file(str(folder), "shards/a.safetensors") == \
+      f"{folder}/shards/a.safetensors"
+  assert model_file(str(folder), "linked.json") == f"{folder}/linked.json"
+  assert model_file(str(folder), "vocab.txt") is None
+  with pytest.raises(FileNotFoundError, match="vocab.txt: missing; needed"):
+    required_model_file(str(folder), "vocab.txt", "needed")
+
+
+@pytest.mark.parametrize("name", ["../secret.txt", "shards/../../secret.txt",
+                                  "ABSOLUTE"])
+def test_a_name_leading_out_of_the_folder_is_refused(folder, name):
+  name = str(folder.parent / "secret.txt") if name == "ABSOLUTE" else name
+  with pytest.raises(ValueError, match=(
+      f"index.json: '{name}' is not a file inside {folder}")):
+    model_file(str(folder), name, listed_in="index.json")
+
+
+def test_a_symlink_leading_out_of_the_folder_is_refused(folder):
+  os.symlink(folder.parent / "secret.txt", folder / "vocab.txt")
+  os.symlink("../secret.txt", folder / "relative.txt")
+  for name in ("vocab.txt", "relative.txt"):
+    with pytest.raises(ValueError, match=(
+        f"{folder}/{name} resolves to {folder.parent}/secret.txt, outside")):
+      model_file(str(folder), name)
+
+
+def test_a_hugging_face_cache_snapshot_reads_its_blobs(tmp_path):
+  """transformers' cache: snapshots/<revision>/<file> -> ../../blobs/<hash>."""
+  cache = tmp_path / "models--org--bert"
+  (cache / "blobs").mkdir(parents=True)
+  (cache / "blobs" / "0a1b").write_text("{}")
+  snapshot = cache / "snapshots" / "rev1"
+  snapshot.mkdir(parents=True)
+  os.symlink("../../blobs/0a1b", snapshot / "config.json")
+  assert model_file(str(snapshot), "config.json") == \
+      f"{snapshot}/config.json"
+  (tmp_path / "elsewhere").write_text("{}")
+  os.symlink("../../../elsewhere", snapshot / "vocab.txt")
+  with pytest.raises(ValueError, match="outside"):
+    model_file(str(snapshot), "vocab.txt")
+
+
+def test_what_is_not_a_regular_file_is_refused_without_opening_it(folder):
+  os.mkfifo(folder / "vocab.txt")
+  (folder / "shard").mkdir()
+  os.symlink("/dev/zero", folder / "zero.safetensors")
+  os.symlink("nothing", folder / "dangling.json")
+  os.symlink("loop.json", folder / "loop.json")
+  for name, kind in (("vocab.txt", "a FIFO"), ("shard", "a directory"),
+                     ("zero.safetensors", "a character device"),
+                     ("dangling.json", "a symlink to nothing"),
+                     ("loop.json", "a symlink loop")):
+    with pytest.raises(ValueError, match=f"{folder}/{name} is {kind}"):
+      model_file(str(folder), name)
