@@ -1,8 +1,14 @@
 """What every bert_tf model adds to keras.Model: a config of its
 BertConfig, quantize() limited to what keeps the outputs right and saved
-with the model, and export() with the model's own inputs."""
+with the model, weights saved with the layer count they are of,
+fit/evaluate/predict that refuse no inputs clearly, and export() with the
+model's own inputs."""
+
+import functools
+import numbers
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 # Measured on a classifier fine-tuned on SST-2 (benchmarks/quantization.py,
@@ -17,6 +23,37 @@ ENCODER_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
 def _is_dense(layer):
   return isinstance(layer, keras.layers.Dense)
+
+
+def check_positive_int(value, name, model_name):
+  """Raises ValueError, naming the argument, unless value is an integer
+  >= 1: a head of 0 units is built, and fails only at its first batch."""
+  if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
+      or value < 1):
+    raise ValueError(f"{model_name}: {name}={value!r} must be an integer "
+                     ">= 1")
+
+
+def check_quantization_mode(model_name, mode, config):
+  """Raises ValueError unless quantize(mode, config) asks for one of
+  QUANTIZATION_MODES (config: a QuantizationConfig, or a mode's name, as
+  Keras takes it)."""
+  config_mode = config if isinstance(config, str) else getattr(
+      config, "mode", None)
+  for asked in (mode, config_mode):
+    if asked is not None and asked not in QUANTIZATION_MODES:
+      raise ValueError(
+          f"{model_name}.quantize({asked!r}): bert_tf models support "
+          f"{', '.join(map(repr, QUANTIZATION_MODES))}")
+
+
+def _has_no_examples(x):
+  """True for inputs Keras fails on with an unrelated error (KeyError: 'pop
+  from an empty set'): an empty list, tuple or dict, or a first axis of 0."""
+  leaves = keras.tree.flatten(x)
+  return not leaves or any(
+      getattr(leaf, "shape", None) is not None and len(leaf.shape) > 0
+      and leaf.shape[0] == 0 for leaf in leaves)
 
 
 def flat_outputs(outputs):
@@ -64,19 +101,70 @@ class BertKerasModel(keras.Model):
   # weights find the variables they were saved from.
   quantized_to = None
 
+  def __new__(cls, *args, **kwargs):
+    model = super().__new__(cls, *args, **kwargs)
+    # Keras wraps each instance's quantize in one that resolves the mode
+    # first, answering "int16" or "gptq" without a GPTQConfig itself:
+    # bert_tf's refusal goes around that wrapper.
+    keras_quantize = model.quantize
+
+    @functools.wraps(keras_quantize)
+    def quantize(mode=None, config=None, **quantize_kwargs):
+      check_quantization_mode(cls.__name__, mode, config)
+      return keras_quantize(mode, config=config, **quantize_kwargs)
+
+    model.quantize = quantize
+    return model
+
   def input_signature(self):
     """[{name: TensorSpec}]: the inputs export() gives the model."""
     return [{name: tf.TensorSpec([None] * rank, tf.int32, name=name)
              for name, rank in self.input_ranks.items()}]
 
   def quantize(self, mode=None, config=None, filters=None, **kwargs):
-    if mode not in QUANTIZATION_MODES:
-      raise ValueError(
-          f"{type(self).__name__}.quantize({mode!r}): bert_tf models "
-          f"support {', '.join(map(repr, QUANTIZATION_MODES))}")
     super().quantize(mode, config=config, filters=filters or _is_dense,
                      **kwargs)
     self.quantized_to = mode
+
+  # A bert_tf model has no variables of its own (its layers hold them). It
+  # saves its encoder's layer count instead: Keras loads the layers a config
+  # builds and ignores any others in the file, so a config of fewer layers
+  # than the weights would load silently. The model loaded is checked once;
+  # a model inside it may pass on Keras' second try under another path,
+  # which holds nothing.
+  def save_own_variables(self, store):
+    store["num_hidden_layers"] = np.int64(self.config.num_hidden_layers)
+
+  def load_own_variables(self, store):
+    if "num_hidden_layers" not in store:  # a file without it loads unchecked
+      return
+    saved = int(store["num_hidden_layers"])
+    if saved != self.config.num_hidden_layers:
+      raise ValueError(f"the weights are of {saved} transformer layers, but "
+                       "the config's num_hidden_layers is "
+                       f"{self.config.num_hidden_layers}")
+
+  def fit(self, x=None, *args, **kwargs):
+    if isinstance(kwargs.get("validation_data"), tuple):
+      x_val, *rest = kwargs["validation_data"]
+      kwargs["validation_data"] = (self.keras_inputs(x_val, "fit"), *rest)
+    return super().fit(self.keras_inputs(x, "fit"), *args, **kwargs)
+
+  def evaluate(self, x=None, *args, **kwargs):
+    return super().evaluate(self.keras_inputs(x, "evaluate"), *args,
+                            **kwargs)
+
+  def predict(self, x, *args, **kwargs):
+    return super().predict(self.keras_inputs(x, "predict"), *args, **kwargs)
+
+  def keras_inputs(self, x, method):
+    """x (or validation_data's x) as fit, evaluate and predict (`method`)
+    pass it to Keras: refused when it holds no examples (None passes: a
+    dataset may come otherwise)."""
+    if x is not None and _has_no_examples(x):
+      raise ValueError(f"{type(self).__name__}.{method}: x holds no "
+                       "examples")
+    return x
 
   def get_config(self):
     config = super().get_config()

@@ -6,8 +6,10 @@ from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.dropout import Dropout
+from bert_tf.models.base import check_positive_int
 from bert_tf.models.encoder import EncoderModel
-from bert_tf.text.preprocessor import as_keras_texts, as_text_tensors
+from bert_tf.text.preprocessor import (BertPreprocessor, as_keras_texts,
+                                       as_text_tensors)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -23,9 +25,11 @@ class BertClassifier(EncoderModel):
   Args:
     config: a BertConfig (or its dict).
     num_labels: the number of classes, or 1 for regression.
-    preprocessor: an optional BertPreprocessor; the model then takes raw
-      text (a string tensor, or a pair of them; fit, evaluate and predict
-      also take lists of Python strings) and is saved with it.
+    preprocessor: an optional BertPreprocessor, of no more tokens than
+      config.vocab_size and no longer sequences than
+      config.max_position_embeddings; the model then takes raw text (a
+      string tensor, or a pair of them; fit, evaluate and predict also take
+      lists of Python strings) and is saved with it.
 
   Inputs: the encoder's dict (input_ids, input_mask, segment_ids), or, when
     the model has a preprocessor, text (which it packs).
@@ -51,6 +55,9 @@ class BertClassifier(EncoderModel):
 
   def __init__(self, config, num_labels, preprocessor=None, **kwargs):
     super().__init__(config, **kwargs)
+    check_positive_int(num_labels, "num_labels", type(self).__name__)
+    if preprocessor is not None:
+      self._check_preprocessor(preprocessor)
     self.num_labels = num_labels
     self.preprocessor = preprocessor
     self.dropout = Dropout(0.1)
@@ -58,6 +65,27 @@ class BertClassifier(EncoderModel):
         num_classes=num_labels, initializer_range=self.config.initializer_range,
         name="output")
     self.build()
+
+  def _check_preprocessor(self, preprocessor):
+    """Raises ValueError for a preprocessor whose ids or sequences the
+    encoder's embeddings cannot take (on a GPU, ids past the table read
+    zeros, silently)."""
+    name = type(self).__name__
+    if not isinstance(preprocessor, BertPreprocessor):
+      raise ValueError(f"{name}: preprocessor is a "
+                       f"{type(preprocessor).__name__} layer, not a "
+                       "BertPreprocessor")
+    config = self.config
+    if preprocessor.max_seq_length > config.max_position_embeddings:
+      raise ValueError(f"{name}: the preprocessor's max_seq_length "
+                       f"{preprocessor.max_seq_length} is over the "
+                       "positions the encoder has: max_position_embeddings "
+                       f"is {config.max_position_embeddings}")
+    if (preprocessor.vocab_size is not None
+        and preprocessor.vocab_size > config.vocab_size):
+      raise ValueError(f"{name}: the preprocessor's vocabulary has "
+                       f"{preprocessor.vocab_size} tokens, but the encoder's "
+                       f"vocab_size is {config.vocab_size}")
 
   @property
   def is_regression(self):
@@ -87,19 +115,10 @@ class BertClassifier(EncoderModel):
       return super().input_signature()
     return [tf.TensorSpec([None], tf.string, name="text")]
 
-  def fit(self, x=None, *args, **kwargs):
-    return super().fit(self._texts_as_keras_takes_them(x), *args, **kwargs)
-
-  def evaluate(self, x=None, *args, **kwargs):
-    return super().evaluate(self._texts_as_keras_takes_them(x), *args,
-                            **kwargs)
-
-  def predict(self, x, *args, **kwargs):
-    return super().predict(self._texts_as_keras_takes_them(x), *args,
-                           **kwargs)
-
-  def _texts_as_keras_takes_them(self, x):
-    return x if self.preprocessor is None else as_keras_texts(x)
+  def keras_inputs(self, x, method):
+    if self.preprocessor is not None:
+      x = as_keras_texts(x)
+    return super().keras_inputs(x, method)
 
   def get_config(self):
     config = super().get_config()
@@ -111,6 +130,19 @@ class BertClassifier(EncoderModel):
   @classmethod
   def constructor_arguments(cls, config):
     if "preprocessor" in config:
-      config = {**config, "preprocessor": keras.saving.deserialize_keras_object(
+      config = {**config, "preprocessor": _preprocessor_from_config(
           config["preprocessor"])}
     return config
+
+
+def _preprocessor_from_config(serialized):
+  """The BertPreprocessor of a serialized config; any other class is
+  refused before it is built (it might read a path its config names)."""
+  name = serialized.get("registered_name") if isinstance(serialized,
+                                                         dict) else None
+  registered = keras.saving.get_registered_object(name) if name else None
+  if not (isinstance(registered, type)
+          and issubclass(registered, BertPreprocessor)):
+    raise ValueError(f"BertClassifier config: preprocessor {name!r} is not a "
+                     "BertPreprocessor")
+  return keras.saving.deserialize_keras_object(serialized)

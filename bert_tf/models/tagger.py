@@ -7,7 +7,8 @@ from keras import ops
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.layer_combination import (CONCAT, WEIGHTED_SUM,
-                                               LayerCombination)
+                                               LayerCombination, check_layers)
+from bert_tf.models.base import check_positive_int
 from bert_tf.models.encoder import EncoderModel
 
 
@@ -48,6 +49,7 @@ class BertTagger(EncoderModel):
 
   def __init__(self, config, num_labels, **kwargs):
     super().__init__(config, **kwargs)
+    check_positive_int(num_labels, "num_labels", type(self).__name__)
     self.num_labels = num_labels
     self.dropout = Dropout(self.config.hidden_dropout_prob)
     self.tag_head = ClassificationHead(
@@ -94,6 +96,13 @@ class BertFeatureTagger(EncoderModel):
   def __init__(self, config, num_labels, selected_layers, combination,
                lstm_units=768, **kwargs):
     super().__init__(config, **kwargs)
+    name = type(self).__name__
+    check_positive_int(num_labels, "num_labels", name)
+    check_positive_int(lstm_units, "lstm_units", name)
+    if not selected_layers:
+      raise ValueError(f"{name}: selected_layers is empty")
+    check_layers(selected_layers, self.config.num_hidden_layers,
+                 f"{name} selected_layers")
     self.num_labels = num_labels
     self.selected_layers = tuple(selected_layers)
     self.combination = combination

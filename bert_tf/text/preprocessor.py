@@ -24,17 +24,22 @@ class BertPreprocessor(keras.layers.Layer):
   Text's ops only.
 
   The vocabulary is saved inside a .keras file (an asset), so loading needs
-  no path; get_config holds no path for the same reason, so from_config
-  alone gives a layer without a vocabulary.
+  no path; get_config holds no path for the same reason, and from_config
+  refuses one (a tampered file must not make loading read a path it
+  names), so from_config alone gives a layer without a vocabulary. The
+  config holds the vocabulary's size: the asset must have it, and a model
+  checks it against its word embeddings.
 
   Args:
     vocab_file: vocab.txt.
     do_lower_case: lower-case and strip accents, as the original.
     max_seq_length: the width of the outputs.
+    vocab_size: the number of tokens of the vocabulary; by default that of
+      vocab_file (a .keras file's config gives it).
 
   Call: a string tensor [batch] (or a scalar) or a list of Python strings,
-    or a pair (text_a, text_b) of them. Returns int32 tensors
-    [batch, max_seq_length] ([max_seq_length] for a scalar).
+    or a pair (text_a, text_b) of them of one batch size. Returns int32
+    tensors [batch, max_seq_length] ([max_seq_length] for a scalar).
 
   Example:
     >>> preprocessor = BertPreprocessor("vocab.txt", True, max_seq_length=8)
@@ -43,7 +48,7 @@ class BertPreprocessor(keras.layers.Layer):
   """
 
   def __init__(self, vocab_file=None, do_lower_case=True, max_seq_length=128,
-               **kwargs):
+               vocab_size=None, **kwargs):
     kwargs.setdefault("trainable", False)
     kwargs.setdefault("dtype", "int32")
     super().__init__(**kwargs)
@@ -52,17 +57,34 @@ class BertPreprocessor(keras.layers.Layer):
                        "room for [CLS], one token and [SEP]")
     self.do_lower_case = do_lower_case
     self.max_seq_length = max_seq_length
+    self.vocab_size = vocab_size
     self.tokenizer = InGraphTokenizer(None, do_lower_case, name="tokenizer")
+    self._asset_error = ValueError("BertPreprocessor: the .keras file has "
+                                   "no vocabulary asset for it")
     if vocab_file is not None:
-      self._set_vocabulary(vocab_file)
+      self._set_vocabulary(vocab_file, vocab_file)
+    self.build()
 
-  def _set_vocabulary(self, vocab_file):
+  def _set_vocabulary(self, vocab_file, what):
+    """Reads vocab_file; `what` names it in errors."""
     self.tokenizer.set_vocabulary(vocab_file)
     for token in (tokenization_rules.CLS_TOKEN, tokenization_rules.SEP_TOKEN):
       if token not in self.tokenizer.vocab:
-        raise ValueError(f"{vocab_file}: has no {token} token")
+        raise ValueError(f"{what}: has no {token} token")
+    # load_vocab numbers the lines: the last line has the largest id.
+    size = max(self.tokenizer.vocab.values()) + 1
+    if self.vocab_size is not None and size != self.vocab_size:
+      raise ValueError(f"{what} has {size} tokens, but the preprocessor's "
+                       f"vocab_size is {self.vocab_size}")
+    self.vocab_size = size
     with tf.io.gfile.GFile(vocab_file, "rb") as reader:
       self._vocab_bytes = reader.read()
+
+  def build(self, input_shape=None):
+    # No weights: the vocabulary, set by __init__ or load_assets, is all
+    # the state. Keras builds a loaded layer again from its build config.
+    self.tokenizer.build(None)
+    self.built = True
 
   def __call__(self, inputs, **kwargs):
     return super().__call__(as_text_tensors(inputs), **kwargs)
@@ -76,6 +98,8 @@ class BertPreprocessor(keras.layers.Layer):
       raise ValueError(f"BertPreprocessor takes one text or a pair, got "
                        f"{len(texts)}")
     texts = [tf.convert_to_tensor(text, tf.string) for text in texts]
+    if len(texts) == 2:
+      texts = _same_batch(*texts)
     is_scalar = texts[0].shape.rank == 0
     if is_scalar:
       texts = [text[None] for text in texts]
@@ -95,13 +119,53 @@ class BertPreprocessor(keras.layers.Layer):
       writer.write(self._vocab_bytes)
 
   def load_assets(self, dir_path):
-    self._set_vocabulary(os.path.join(dir_path, _VOCAB_ASSET))
+    # Where loading a layer fails, Keras tries again under its other paths
+    # (its model's attribute, its model's list of layers), which have no
+    # asset (dir_path None): the first error is the one to report.
+    if dir_path is None:
+      raise self._asset_error
+    try:
+      self._set_vocabulary(os.path.join(dir_path, _VOCAB_ASSET),
+                           "the vocabulary asset")
+    except ValueError as error:
+      self._asset_error = error
+      raise
 
   def get_config(self):
     config = super().get_config()
     config.update(do_lower_case=self.do_lower_case,
-                  max_seq_length=self.max_seq_length)
+                  max_seq_length=self.max_seq_length,
+                  vocab_size=self.vocab_size)
     return config
+
+  @classmethod
+  def from_config(cls, config):
+    if "vocab_file" in config:
+      raise ValueError("BertPreprocessor config: 'vocab_file' names a path, "
+                       "which a config may not; the vocabulary is the .keras "
+                       "file's asset")
+    return cls(**config)
+
+
+def _same_batch(text_a, text_b):
+  """The pair, or an error if its texts differ in shape (the tokenizer's
+  ragged ops would only say "Incompatible shapes"): at once where the batch
+  sizes are known, else when the graph runs."""
+  message = "BertPreprocessor: the two texts of a pair must have the same "
+  if text_a.shape.rank != text_b.shape.rank:
+    raise ValueError(f"{message}shape, got {text_a.shape} and "
+                     f"{text_b.shape}")
+  if text_a.shape.rank == 0:
+    return text_a, text_b
+  size_a, size_b = text_a.shape[0], text_b.shape[0]
+  if size_a is not None and size_b is not None:
+    if size_a != size_b:
+      raise ValueError(f"{message}batch size, got {size_a} and {size_b}")
+    return text_a, text_b
+  sizes = [tf.shape(text_a)[0], tf.shape(text_b)[0]]
+  with tf.control_dependencies([tf.debugging.assert_equal(
+      *sizes, message=f"{message}batch size")]):
+    return tf.identity(text_a), tf.identity(text_b)
 
 
 def _is_text_list(x):
@@ -120,13 +184,12 @@ def as_text_tensors(inputs):
 
 def as_keras_texts(x):
   """Texts as Keras' fit, evaluate and predict take them: a list of Python
-  strings or a numpy str/bytes array becomes a numpy object array (Keras'
-  data adapters refuse the others); a pair (text_a, text_b) each; anything
-  else is returned as it is."""
+  strings (str, bytes or both) or a numpy array of them becomes a string
+  tensor (Keras' data adapters take numpy object arrays of str alone); a
+  pair (text_a, text_b) each; anything else is returned as it is."""
   if isinstance(x, tuple) and len(x) == 2:
     return tuple(as_keras_texts(texts) for texts in x)
-  if _is_text_list(x):
-    return np.array(x, dtype=object)
-  if isinstance(x, np.ndarray) and x.dtype.kind in "US":
-    return x.astype(object)
+  if _is_text_list(x) or (isinstance(x, np.ndarray) and (
+      x.dtype.kind in "US" or _is_text_list(x.ravel().tolist()))):
+    return tf.constant(x, tf.string)
   return x

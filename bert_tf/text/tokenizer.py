@@ -14,6 +14,7 @@ import logging
 import keras
 import tensorflow as tf
 import tensorflow_text as text
+from keras.src.saving.serialization_lib import in_safe_mode
 
 from bert_tf import tokenization_rules
 from bert_tf.text.char_classes import char_classes
@@ -139,7 +140,10 @@ def _wordpiece_vocab(vocab):
 class InGraphTokenizer(keras.layers.Layer):
   """Strings -> WordPiece ids, identical to FullTokenizer, in TensorFlow ops.
 
-  Usable eagerly, inside a tf.function and in a SavedModel.
+  Usable eagerly, inside a tf.function and in a SavedModel. get_config holds
+  vocab_file, which from_config reads, except under Keras' safe-mode
+  deserialization (a .keras file's), which must not read a path a file
+  names.
 
   Args:
     vocab_file: vocab.txt, one token per line.
@@ -232,6 +236,13 @@ class InGraphTokenizer(keras.layers.Layer):
     config = super().get_config()
     config.update(vocab_file=self.vocab_file, do_lower_case=self.do_lower_case)
     return config
+
+  @classmethod
+  def from_config(cls, config):
+    if config.get("vocab_file") is not None and in_safe_mode():
+      raise ValueError("InGraphTokenizer config: 'vocab_file' names a path, "
+                       "which Keras' safe mode may not read")
+    return cls(**config)
 
 
 def sharded_tokenize_fn(tokenizer, num_shards):

@@ -1,11 +1,14 @@
 """BertClassifier: run_classifier's model and its checkpoint names."""
 
+import os
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import bert_tf
-from tests.support.helpers import ORIGINAL_TINY, random_inputs, tiny_config
+from tests.support.helpers import (ORIGINAL_TINY, PROJECT_DIR, random_inputs,
+                                   tiny_config)
 from tests.support.keras_harness import run_model_test
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
@@ -62,3 +65,38 @@ def test_round_trips_through_its_config():
   inputs = {name: value for name, value in
             random_inputs(tiny_config()).items() if name in INPUT_NAMES}
   run_model_test(model, inputs)
+
+
+@pytest.mark.parametrize("num_labels", [0, -2, 2.0, "2"])
+def test_a_number_of_labels_under_one_is_refused(num_labels):
+  with pytest.raises(ValueError, match=f"BertClassifier: num_labels="
+                                       f"{num_labels!r} .*integer >= 1"):
+    bert_tf.BertClassifier(tiny_config(), num_labels)
+
+
+def test_a_preprocessor_the_encoder_cannot_take_is_refused():
+  """Refused when the model is built, not at its first batch."""
+  vocab = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
+  size = len(open(vocab).readlines())
+  with pytest.raises(ValueError, match="max_seq_length 65 .* "
+                                       "max_position_embeddings is 64"):
+    bert_tf.BertClassifier(
+        tiny_config(vocab_size=size), 2,
+        preprocessor=bert_tf.BertPreprocessor(vocab, True, 65))
+  with pytest.raises(ValueError, match=f"vocabulary has {size} tokens, but "
+                                       "the encoder's vocab_size is 99"):
+    bert_tf.BertClassifier(
+        tiny_config(), 2,
+        preprocessor=bert_tf.BertPreprocessor(vocab, True, 16))
+  with pytest.raises(ValueError, match="preprocessor is a Dense layer, not a "
+                                       "BertPreprocessor"):
+    bert_tf.BertClassifier(tiny_config(), 2,
+                           preprocessor=tf.keras.layers.Dense(2))
+
+
+def test_no_inputs_is_a_clear_error():
+  model = bert_tf.BertClassifier(tiny_config(), 2)
+  for inputs in ([], {}):
+    with pytest.raises(ValueError, match="BertClassifier.predict: x holds "
+                                         "no examples"):
+      model.predict(inputs)

@@ -5,7 +5,7 @@ import tensorflow as tf
 
 import bert_tf
 from tests.support.helpers import random_inputs, tiny_config
-from tests.support.keras_harness import run_model_test
+from tests.support.keras_harness import rewrite_keras_file, run_model_test
 
 
 @pytest.fixture(scope="module")
@@ -135,3 +135,23 @@ def test_every_layer_norm_takes_the_configs_epsilon():
   assert epsilons == [1e-5] * (1 + 2 * 2 + 1)
   restored = bert_tf.BertPretrainer.from_config(model.get_config())
   assert restored.encoder.config.layer_norm_eps == 1e-5
+
+
+@pytest.mark.parametrize("make", [
+    bert_tf.BertEncoder, lambda config: bert_tf.BertClassifier(config, 2)])
+def test_a_keras_file_whose_config_has_fewer_layers_is_refused(tmp_path,
+                                                               make):
+  """Keras loads the weights of the layers a config builds and ignores any
+  others in the file: a config of 1 layer over the weights of 2 would load
+  half the encoder."""
+  path = str(tmp_path / "model.keras")
+  make(tiny_config()).save(path)
+
+  def one_layer(config):
+    config["config"]["config"]["num_hidden_layers"] = 1
+
+  rewrite_keras_file(path, one_layer)
+  with pytest.raises(ValueError, match="the weights are of 2 transformer "
+                                       "layers, but the config's "
+                                       "num_hidden_layers is 1"):
+    keras.saving.load_model(path)

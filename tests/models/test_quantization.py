@@ -69,10 +69,18 @@ def test_quantized_predictions_agree_with_float(trained, mode):
   assert np.abs(got - expected).max() < 0.1
 
 
-def test_modes_bert_tf_does_not_describe_are_refused(trained):
-  model, _ = trained
-  with pytest.raises(ValueError, match="support 'int8', 'int4', 'float8'"):
-    model.quantize("gptq", config=GPTQ_CONFIG)
+@pytest.mark.parametrize("mode, config", [
+    ("int16", None), ("gptq", None), ("awq", None), (None, GPTQ_CONFIG),
+    ("gptq", GPTQ_CONFIG), (None, "gptq")])
+def test_bert_tf_refuses_other_modes_before_keras(mode, config):
+  """bert_tf's refusal, not Keras' demand for a GPTQConfig or its list of
+  modes; the model stays float."""
+  model = bert_tf.BertClassifier(tiny_config(), 2)
+  with pytest.raises(ValueError, match=r"BertClassifier.quantize\('(int16|gptq|"
+                                       r"awq)'\): bert_tf models support "
+                                       r"'int8', 'int4', 'float8'$"):
+    model.quantize(mode, config=config)
+  assert model.quantized_to is None
 
 
 def test_dynamic_range_int8_litert_agrees_with_float(trained, tmp_path):

@@ -85,3 +85,25 @@ def test_the_feature_tagger_is_a_keras_model(combination):
 
 def test_the_fine_tuned_tagger_is_a_keras_model():
   run_model_test(bert_tf.BertTagger(tiny_config(), num_labels=9), inputs())
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: bert_tf.models.BertTagger(tiny_config(), 0),
+     "BertTagger: num_labels=0"),
+    (lambda: bert_tf.models.BertFeatureTagger(tiny_config(), 0, (-1,),
+                                              "concat"),
+     "BertFeatureTagger: num_labels=0"),
+    (lambda: bert_tf.models.BertFeatureTagger(tiny_config(), 9, (-1,),
+                                              "concat", lstm_units=0),
+     "BertFeatureTagger: lstm_units=0"),
+    (lambda: bert_tf.models.BertFeatureTagger(tiny_config(), 9, (2,),
+                                              "concat"),
+     "BertFeatureTagger selected_layers: layer 2 does not exist"),
+    (lambda: bert_tf.models.BertFeatureTagger(tiny_config(), 9, (),
+                                              "concat"),
+     "BertFeatureTagger: selected_layers is empty"),
+])
+def test_invalid_arguments_are_refused_when_the_model_is_built(make,
+                                                                message):
+  with pytest.raises(ValueError, match=message):
+    make()

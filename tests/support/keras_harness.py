@@ -2,8 +2,10 @@
 keras-hub's run_layer_test and run_model_test: what Keras promises of any
 layer or model, checked the same way for each."""
 
+import json
 import os
 import tempfile
+import zipfile
 
 import keras
 import numpy as np
@@ -17,6 +19,23 @@ from tests.support.helpers import random_inputs, tiny_config
 # describe their blocks for it); its calibration data is never read.
 GPTQ_CONFIG = keras.quantizers.GPTQConfig(dataset=["text"],
                                           tokenizer=lambda text: [[0]])
+
+
+def rewrite_keras_file(path, edit_config=None, edit_files=None):
+  """Rewrites a .keras file (a zip of config.json, model.weights.h5 and
+  assets/) in place, as a tampered file would be: edit_config(config)
+  changes the parsed config.json, edit_files({name: bytes}) the members."""
+  with zipfile.ZipFile(path) as archive:
+    members = {name: archive.read(name) for name in archive.namelist()}
+  if edit_config:
+    config = json.loads(members["config.json"])
+    edit_config(config)
+    members["config.json"] = json.dumps(config).encode()
+  if edit_files:
+    edit_files(members)
+  with zipfile.ZipFile(path, "w") as archive:
+    for name, data in members.items():
+      archive.writestr(name, data)
 
 
 # A tiny instance of each bert_tf model, by class name.
@@ -114,7 +133,8 @@ def run_model_test(model, inputs, quantize_relative=0.05):
     saved from the loaded model restores a fresh one exactly;
   - mixed_bfloat16: float32 variables and outputs close to float32's;
   - quantize("int8"): outputs within `quantize_relative` of float's
-    largest value, and equal after a .keras round trip; GPTQ is refused.
+    largest value, and equal after a .keras round trip; GPTQ is refused
+    by bert_tf, with or without Keras' GPTQConfig.
   """
   expected = model(inputs)
   clone = _clone(model)
@@ -153,6 +173,7 @@ def run_model_test(model, inputs, quantize_relative=0.05):
     path = os.path.join(directory, "quantized.keras")
     quantized.save(path)
     _assert_equal(keras.saving.load_model(path)(inputs), quantized_outputs)
-  with pytest.raises(ValueError, match="support 'int8', 'int4', 'float8'"):
-    _clone(model).quantize("gptq", config=GPTQ_CONFIG)
+  for mode, config in (("gptq", None), ("gptq", GPTQ_CONFIG)):
+    with pytest.raises(ValueError, match="support 'int8', 'int4', 'float8'"):
+      _clone(model).quantize(mode, config=config)
   return loaded

@@ -1,10 +1,12 @@
 """BertPreprocessor: raw text to the encoder's inputs, as the original packs
 them, in tf.data and in a model, saved with its vocabulary."""
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
+import threading
 
 import keras
 import numpy as np
@@ -14,7 +16,9 @@ import tensorflow as tf
 import bert_tf
 from bert_tf import tokenization
 from bert_tf.tasks.glue import examples as glue
+from bert_tf.text.tokenizer import InGraphTokenizer
 from tests.support.helpers import PROJECT_DIR, SHARED_DIR, tiny_config
+from tests.support.keras_harness import rewrite_keras_file
 from tests.support.original_packing import original_features
 
 DEMO_VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
@@ -160,3 +164,169 @@ def test_a_pair_classifier_takes_a_tuple_of_two_lists():
   assert set(packed["segment_ids"].numpy()[0]) == {0, 1}
   np.testing.assert_allclose(
       model.predict(packed, verbose=0)["probabilities"], predicted, atol=1e-6)
+
+
+def test_a_pair_of_different_batch_sizes_is_one_clear_error():
+  """Eagerly, and in a graph where the sizes are known only when it runs."""
+  preprocessor = bert_tf.BertPreprocessor(DEMO_VOCAB, True, 12)
+  with pytest.raises(ValueError,
+                     match="the two texts of a pair must have the same "
+                           "batch size, got 2 and 1"):
+    preprocessor((["this will", "return"], ["the object"]))
+  spec = tf.TensorSpec([None], tf.string)
+  packed = tf.function(lambda a, b: preprocessor((a, b)),
+                       input_signature=[spec, spec])
+  with pytest.raises(tf.errors.InvalidArgumentError,
+                     match="the two texts of a pair must have the same "
+                           "batch size"):
+    packed(tf.constant(["this will", "return"]), tf.constant(["the object"]))
+
+
+def test_fit_evaluate_and_predict_take_str_and_bytes_mixed():
+  """As a direct call takes them, single texts and pairs, and fit's
+  validation_data too."""
+  model = raw_text_classifier(DEMO_VOCAB)
+  model.compile(optimizer="adam",
+                loss=keras.losses.SparseCategoricalCrossentropy(
+                    from_logits=True))
+  texts = ["this will return the object", b"a string from the file",
+           "that object with this".encode(), "default file string will"]
+  labels = np.array([1, 0, 1, 0])
+  history = model.fit(texts, labels, batch_size=2, epochs=1, verbose=0,
+                      validation_data=(texts, labels))
+  assert set(history.history) == {"loss", "val_loss"}
+  model.evaluate(texts, labels, verbose=0)
+  np.testing.assert_allclose(
+      model.predict(texts, verbose=0)["probabilities"],
+      model(tf.constant([tf.compat.as_bytes(text) for text in texts]))[
+          "probabilities"], atol=1e-6)
+  pairs = (texts, texts[::-1])
+  model.fit(pairs, labels, batch_size=2, epochs=1, verbose=0)
+  np.testing.assert_allclose(model.predict(pairs, verbose=0)["probabilities"],
+                             model(pairs)["probabilities"], atol=1e-6)
+
+
+@pytest.mark.parametrize("inputs", [[], ([], []), np.array([], object)],
+                         ids=["list", "pair", "array"])
+def test_no_texts_is_a_clear_error(inputs):
+  model = raw_text_classifier(DEMO_VOCAB)
+  model.compile(optimizer="adam", loss="mse")
+  for run in (model.predict, lambda x: model.fit(x, np.array([]))):
+    with pytest.raises(ValueError, match="x holds no examples"):
+      run(inputs)
+
+
+def saved_raw_text_classifier(tmp_path):
+  """The path of a raw-text classifier of the demo vocabulary, called once
+  (as fit or predict would) and saved as a .keras file."""
+  path = str(tmp_path / "model.keras")
+  model = raw_text_classifier(DEMO_VOCAB)
+  model(SENTENCES)
+  model.save(path)
+  return path
+
+
+def test_a_raw_text_model_loads_without_warnings(tmp_path, recwarn):
+  """Keras' warnings (UserWarning) are about the model; others (NumPy's
+  deprecations inside Keras) are not."""
+  path = saved_raw_text_classifier(tmp_path)
+  recwarn.clear()
+  keras.saving.load_model(path)
+  assert [str(warning.message) for warning in recwarn
+          if issubclass(warning.category, UserWarning)] == []
+
+
+@contextlib.contextmanager
+def fifo_of(path, data):
+  """A FIFO at `path` that gives `data` to each reader, so that a test
+  reading it by mistake goes on instead of hanging; yields the list of the
+  times it was opened (a path each)."""
+  os.mkfifo(path)
+  reads = []
+  done = threading.Event()
+
+  def serve():
+    while True:
+      with open(path, "wb") as writer:  # blocks until a reader opens it
+        if done.is_set():
+          return
+        reads.append(path)
+        with contextlib.suppress(BrokenPipeError):
+          writer.write(data)
+
+  thread = threading.Thread(target=serve, daemon=True)
+  thread.start()
+  try:
+    yield reads
+  finally:
+    done.set()
+    reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # frees the writer
+    thread.join(10)
+    os.close(reader)
+
+
+def _vocab_file_added(path):
+  def edit(config):
+    config["config"]["preprocessor"]["config"]["vocab_file"] = path
+  return edit
+
+
+def _tokenizer_as_preprocessor(path):
+  def edit(config):
+    config["config"]["preprocessor"] = keras.saving.serialize_keras_object(
+        InGraphTokenizer(DEMO_VOCAB))
+    config["config"]["preprocessor"]["config"]["vocab_file"] = path
+  return edit
+
+
+@pytest.mark.parametrize("tampering", [_vocab_file_added,
+                                       _tokenizer_as_preprocessor])
+def test_a_keras_file_whose_config_names_a_path_is_refused_unread(
+    tmp_path, tampering):
+  """A .keras file's vocabulary is its asset: a config naming a vocab_file
+  (the preprocessor's, or a tokenizer put in its place) is refused before
+  the path is opened (here a FIFO, which would block a reader)."""
+  path = saved_raw_text_classifier(tmp_path)
+  fifo = str(tmp_path / "passwd")
+  rewrite_keras_file(path, tampering(fifo))
+  with fifo_of(fifo, open(DEMO_VOCAB, "rb").read()) as reads:
+    with pytest.raises(ValueError,
+                       match="'vocab_file' names a path|is not a "
+                             "BertPreprocessor"):
+      keras.saving.load_model(path)
+    assert not reads
+
+
+def test_a_tokenizer_config_naming_a_path_is_refused_by_keras():
+  """InGraphTokenizer.from_config reads the vocab_file it is given, but
+  not under Keras' safe-mode deserialization, which loading a .keras file
+  runs."""
+  serialized = keras.saving.serialize_keras_object(
+      InGraphTokenizer(DEMO_VOCAB))
+  with pytest.raises(ValueError, match="'vocab_file'"):
+    keras.saving.deserialize_keras_object(serialized)
+
+
+def test_a_keras_file_whose_vocabulary_outgrows_the_encoder_is_refused(
+    tmp_path):
+  """The asset has the size the preprocessor's config gives, and that is
+  no more than the encoder's vocab_size (1974, the demo vocabulary's)."""
+  path = saved_raw_text_classifier(tmp_path)
+
+  def add_tokens(members):
+    name, = [name for name in members if name.endswith("/vocab.txt")]
+    members[name] += b"".join(b"extra%d\n" % index for index in range(10))
+
+  def declare_them(config):
+    config["config"]["preprocessor"]["config"]["vocab_size"] = 1984
+
+  rewrite_keras_file(path, edit_files=add_tokens)
+  with pytest.raises(ValueError,
+                     match="vocabulary asset has 1984 tokens, but the "
+                           "preprocessor's vocab_size is 1974"):
+    keras.saving.load_model(path)
+  rewrite_keras_file(path, declare_them)
+  with pytest.raises(ValueError,
+                     match="BertClassifier: the preprocessor's vocabulary has "
+                           "1984 tokens, but the encoder's vocab_size is 1974"):
+    keras.saving.load_model(path)
