@@ -16,8 +16,9 @@ Writes predictions.json and nbest_predictions.json (and null_odds.json with
 eval.tf_record (the features), checkpoints in the release format; when the
 predict_file has answers (a dev set), eval_results.txt with the official
 evaluate-v1.1.py / evaluate-v2.0.py numbers and, for v2.0, the best null
-threshold; with --export_dir a TF Serving SavedModel. The shared flags: see
-fine_tuning_flags.py and training_flags.py.
+threshold; with --export_dir a TF Serving SavedModel, whose serve_text
+answers contexts of up to --max_serving_context_length characters. The
+shared flags: see fine_tuning_flags.py and training_flags.py.
 """
 
 from absl import flags
@@ -27,6 +28,7 @@ import fine_tuning_flags
 from bert_tf import option_checks
 from bert_tf.tasks.squad import features as squad_features
 from bert_tf.tasks.squad.answers import AnswerOptions
+from bert_tf.tasks.squad.serving import MAX_SERVING_CONTEXT_LENGTH
 from bert_tf.tasks.squad.task import SquadTask
 
 flags.DEFINE_string("train_file", None,
@@ -64,6 +66,11 @@ flags.DEFINE_float(
     "If null_score - best_non_null is greater than the threshold predict "
     "null. A dev run's eval_results.txt gives the best one "
     "(best_f1_thresh).")
+flags.DEFINE_integer(
+    "max_serving_context_length", MAX_SERVING_CONTEXT_LENGTH,
+    "The most characters of context the --export_dir SavedModel's "
+    "serve_text answers; a longer context is refused, so that one request "
+    "cannot hold a server for long. At least 1.")
 # --help lists the shared fine-tuning flags with this script's own.
 flags.adopt_module_key_flags(fine_tuning_flags)
 FLAGS = flags.FLAGS
@@ -75,8 +82,9 @@ def main(_):
     raise ValueError("run_squad has no --do_eval (as the original): "
                      "--do_predict on a --predict_file with answers also "
                      "scores it (eval_results.txt)")
-  option_checks.check_at_least_one(FLAGS,
-                                   ("n_best_size", "max_answer_length"))
+  option_checks.check_at_least_one(
+      FLAGS, ("n_best_size", "max_answer_length",
+              "max_serving_context_length"))
   # Before any file is read, as the original's validate_flags_or_throw.
   squad_features.check_lengths(FLAGS.max_seq_length, FLAGS.max_query_length,
                                FLAGS.doc_stride)
@@ -87,7 +95,8 @@ def main(_):
           max_answer_length=FLAGS.max_answer_length,
           version_2_with_negative=FLAGS.version_2_with_negative,
           null_score_diff_threshold=FLAGS.null_score_diff_threshold,
-          verbose_logging=FLAGS.verbose_logging)))
+          verbose_logging=FLAGS.verbose_logging),
+      FLAGS.max_serving_context_length))
 
 
 if __name__ == "__main__":

@@ -102,21 +102,30 @@ def split_with_offsets(texts, do_lower_case):
   starts_word = ~is_space & (stands_alone | breaks_after
                              | first_of_row(normalized))
   kept = ~is_space
-  word_chars = tf.RaggedTensor.from_row_starts(
-      tf.boolean_mask(values, kept),
-      tf.where(tf.boolean_mask(starts_word, kept))[:, 0])
+  # [words, (chars)], built from each character's word: TensorFlow finds
+  # the rows of a ragged tensor built from row starts by tiling a dense
+  # [rows, longest row], which a text holding one long word makes grow
+  # with the square of its length.
+  char_words = tf.math.cumsum(tf.cast(tf.boolean_mask(starts_word, kept),
+                                      tf.int64)) - 1
+  word_chars = tf.RaggedTensor.from_value_rowids(
+      tf.boolean_mask(values, kept), char_words)
   # Which text each word is of, and offsets within that text.
   word_rows = tf.gather(normalized.value_rowids(),
                         tf.where(starts_word)[:, 0])
-  text_starts = tf.gather(chars.row_starts(), word_rows)[:, None]
   kept_sources = tf.boolean_mask(sources, kept)
-  char_starts = word_chars.with_flat_values(kept_sources) - text_starts
+  # [kept chars]: where each one's text starts, subtracted flat (a ragged
+  # minus a [words, 1] broadcasts through a dense [words, longest word]).
+  text_starts = tf.gather(chars.row_starts(), tf.boolean_mask(
+      normalized.value_rowids(), kept))
+  char_starts = word_chars.with_flat_values(kept_sources - text_starts)
   char_ends = word_chars.with_flat_values(
-      tf.gather(source_ends, kept_sources)) - text_starts
+      tf.gather(source_ends, kept_sources) - text_starts)
   by_text = lambda flat: tf.RaggedTensor.from_value_rowids(
       flat, word_rows, nrows=chars.nrows())
   return Words(
-      words=by_text(tf.strings.reduce_join(word_chars, axis=1)),
+      words=by_text(tf.strings.unsorted_segment_join(
+          word_chars.values, char_words, word_chars.nrows())),
       word_starts=by_text(tf.gather(char_starts.values,
                                     char_starts.row_starts())),
       word_ends=by_text(tf.gather(char_ends.values,
@@ -163,21 +172,22 @@ def piece_offsets(words, piece_byte_starts, piece_byte_ends):
     (starts, ends): [batch, (words), (pieces)] int64: the characters of the
     text the piece's first and last characters came from (end exclusive).
   """
-  # [words, (chars)]: each character's first byte in its word.
-  char_bytes = tf.strings.length(
-      tf.strings.unicode_split(words.words.flat_values, "UTF-8"))
-  char_byte_starts = tf.cast(tf.math.cumsum(char_bytes, axis=1,
-                                            exclusive=True), tf.int64)
-  word_base = words.char_starts.values.row_starts()
+  # Each character's first byte, counting the words' bytes one after
+  # another over the batch: [chars] ascending, as is each word's first.
+  char_bytes = tf.strings.length(tf.strings.unicode_split(
+      words.words.flat_values, "UTF-8"))
+  char_byte_starts = tf.math.cumsum(tf.cast(char_bytes.flat_values,
+                                            tf.int64), exclusive=True)
+  word_byte_starts = tf.gather(char_byte_starts, char_bytes.row_starts())
 
   def char_of(byte_offsets):
     """[words, (pieces)] byte offsets -> the flat index of the character
-    holding each of those bytes."""
-    char_index = tf.searchsorted(
-        char_byte_starts.to_tensor(tf.int64.max),
-        byte_offsets.to_tensor(), side="right", out_type=tf.int64) - 1
-    return word_base[:, None] + tf.RaggedTensor.from_tensor(
-        char_index, lengths=byte_offsets.row_lengths())
+    holding each of those bytes: one search over all the characters, not
+    one per word over a dense [words, longest word]."""
+    flat = (tf.gather(word_byte_starts, byte_offsets.value_rowids())
+            + byte_offsets.values)
+    return byte_offsets.with_values(tf.searchsorted(
+        char_byte_starts, flat, side="right", out_type=tf.int64) - 1)
 
   starts = tf.gather(words.char_starts.flat_values, char_of(
       tf.cast(piece_byte_starts.values, tf.int64)))

@@ -50,7 +50,8 @@ def read_results(path):
 @pytest.fixture(scope="module")
 def squad_run(tmp_path_factory):
   """A tiny random BERT trained on "find the coloured thing", a third of
-  the questions unanswerable; dev predicted and scored; exported."""
+  the questions unanswerable; dev predicted and scored; exported, serving
+  contexts of up to 5000 characters (more than any SQuAD dev context)."""
   tmp_path = tmp_path_factory.mktemp("squad")
   synthetic_squad(tmp_path / "train.json", seed=0, num_paragraphs=160)
   synthetic_squad(tmp_path / "dev.json", seed=1, num_paragraphs=40)
@@ -59,7 +60,8 @@ def squad_run(tmp_path_factory):
       predict_file=tmp_path / "dev.json", output_dir=tmp_path / "output",
       do_train=True, do_predict=True, train_batch_size=16,
       learning_rate=1e-3, num_train_epochs=4, iterations_per_loop=40,
-      seed=1, export_dir=tmp_path / "export"))
+      seed=1, export_dir=tmp_path / "export",
+      max_serving_context_length=5000))
   assert result.returncode == 0, result.stderr[-3000:]
   return tmp_path
 
@@ -378,6 +380,23 @@ def test_serve_text_answers_as_predictions_json(squad_run, squad_predicted):
   assert sum(map(bool, predictions.values())) > 20
 
 
+def test_the_export_refuses_a_context_over_its_limit(squad_run):
+  """--max_serving_context_length is in the export, so the server enforces
+  it: a context of that many characters is answered, a longer one refused
+  with an InvalidArgumentError naming its length and the limit."""
+  serve_text = tf.saved_model.load(str(squad_run / "export" / "1")) \
+      .signatures["serve_text"]
+  context = ("The harbour was quiet; a Red car stood by the door. " * 100)[
+      :5000]
+  question = tf.constant(["what coloured thing is there ?"])
+  answer = serve_text(question=question, context=tf.constant([context]))
+  assert answer["answer"].numpy()[0].decode() in context
+  with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape(
+      "context: row 0 has 5001 characters; this export answers at most "
+      "5000 (run_squad --max_serving_context_length)")):
+    serve_text(question=question, context=tf.constant([context + "."]))
+
+
 def test_bad_input_stops_before_anything_is_written(tmp_path):
   (tmp_path / "broken.json").write_text('{"data": [')
   (tmp_path / "outside.json").write_text(json.dumps({"data": [{
@@ -422,6 +441,9 @@ def test_bad_input_stops_before_anything_is_written(tmp_path):
           "null_score_diff_threshold": "nan"},
       r"--learning_rate=-1e-05: must not be negative": {
           "predict_file": tmp_path / "good.json", "learning_rate": -1e-5},
+      r"--max_serving_context_length=0: must be at least 1": {
+          "predict_file": tmp_path / "good.json",
+          "max_serving_context_length": 0},
   }
   assert_cases_fail_before_writing("run_squad.py", flag_values, cases,
                                    tmp_path)

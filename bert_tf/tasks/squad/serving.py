@@ -8,6 +8,11 @@ max-context window, at most max_answer_length pieces; where no such pair
 exists, the best valid span anywhere (as squad_answers does). The answer's
 text is predictions.json's (text.final_text): the pieces' characters, or
 where the original's get_final_text falls back, their whole words.
+
+Every step is linear in the context's length (the windows' max-context
+flags compare each window with its neighbours only), and a context longer
+than the export's max_context_length characters is refused before any of
+them, so that one request cannot hold a server for long.
 """
 
 import tensorflow as tf
@@ -18,6 +23,11 @@ from bert_tf.tasks.squad.windows import doc_stride_windows
 from bert_tf.text.final_text import final_text
 from bert_tf.text.offsets import tokenize_with_offsets
 from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN, UNK_TOKEN
+
+# run_squad's --max_serving_context_length: 2.5 times the longest context
+# of SQuAD v1.1's dev set; at BERT-Base's 384 / 128, 18 windows of English
+# and at most 77 (docs/squad.md#serving-long-contexts).
+MAX_SERVING_CONTEXT_LENGTH = 10_000
 
 
 class SquadServing(IdsServing):
@@ -31,21 +41,25 @@ class SquadServing(IdsServing):
       answer's start + end logit); for a v2.0 model also null_odds (null
       score - score, the original's null_odds.json) and has_answer
       (null_odds <= null_score_diff_threshold; else the answer is "").
+      A context of more than max_context_length characters fails the
+      request with an InvalidArgumentError.
   """
 
   def __init__(self, model, tokenizer, max_seq_length, doc_stride,
-               max_query_length, answer_options):
+               max_query_length, answer_options, max_context_length):
     super().__init__(model, ("start_logits", "end_logits"))
     self.tokenizer = tokenizer
     self.max_seq_length = max_seq_length
     self.doc_stride = doc_stride
     self.max_query_length = max_query_length
     self.options = answer_options
+    self.max_context_length = max_context_length
 
   def answer(self, question, context):
     texts = checked_texts({"question": question, "context": context},
                           offsets=True)
-    question, context = texts["question"], texts["context"]
+    question = texts["question"]
+    context = _checked_length(texts["context"], self.max_context_length)
     query_ids = self.tokenizer(question)[:, :self.max_query_length]
     pieces = tokenize_with_offsets(self.tokenizer, context)
     windows = doc_stride_windows(
@@ -77,11 +91,13 @@ class SquadServing(IdsServing):
 
 
 def squad_serving(model, tokenizer, max_seq_length, doc_stride,
-                  max_query_length, answer_options):
+                  max_query_length, answer_options,
+                  max_context_length=MAX_SERVING_CONTEXT_LENGTH):
   """(SquadServing, its signatures) for export.write_saved_model; without
   a tokenizer, serving_default alone."""
   serving = SquadServing(model, tokenizer, max_seq_length, doc_stride,
-                         max_query_length, answer_options)
+                         max_query_length, answer_options,
+                         max_context_length)
   signatures = ids_signatures(serving)
   if tokenizer is not None:
     text_spec = tf.TensorSpec([None], tf.string)
@@ -92,6 +108,21 @@ def squad_serving(model, tokenizer, max_seq_length, doc_stride,
 
     signatures["serve_text"] = serve_text
   return serving, signatures
+
+
+def _checked_length(context, max_context_length):
+  """context, once every row is checked to have at most max_context_length
+  characters: running it fails the request with an InvalidArgumentError
+  naming the longest row, before the context is tokenised."""
+  lengths = tf.strings.length(context, unit="UTF8_CHAR")
+  longest = tf.argmax(lengths, output_type=tf.int64)
+  check = tf.debugging.Assert(
+      tf.reduce_all(lengths <= max_context_length), [tf.strings.format(
+          "context: row {} has {} characters; this export answers at most "
+          f"{max_context_length} (run_squad "
+          "--max_serving_context_length)", (longest, lengths[longest]))])
+  with tf.control_dependencies([check]):
+    return tf.identity(context)
 
 
 def _piece_offset(offsets, pieces):

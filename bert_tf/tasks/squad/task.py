@@ -11,7 +11,8 @@ threshold included (metrics.py).
 
 from bert_tf.models.span_labeler import BertSpanLabeler
 from bert_tf.tasks.squad import answers, examples, features, metrics
-from bert_tf.tasks.squad.serving import squad_serving
+from bert_tf.tasks.squad.serving import (MAX_SERVING_CONTEXT_LENGTH,
+                                         squad_serving)
 from bert_tf.tasks.task import FineTuningTask
 from bert_tf.training.objectives import SpanObjective
 
@@ -31,6 +32,8 @@ class SquadTask(FineTuningTask):
     answer_options: answers.AnswerOptions (n_best_size,
       max_answer_length, version_2_with_negative,
       null_score_diff_threshold, verbose_logging).
+    max_serving_context_length: the most characters of context the
+      export's serve_text answers (serving.SquadServing).
   """
 
   eval_splits = ()
@@ -43,12 +46,14 @@ class SquadTask(FineTuningTask):
   predicts_at_full_length = True
 
   def __init__(self, train_file, predict_file, doc_stride=128,
-               max_query_length=64, answer_options=None):
+               max_query_length=64, answer_options=None,
+               max_serving_context_length=MAX_SERVING_CONTEXT_LENGTH):
     self.files = {"train": ("--train_file", train_file),
                   "predict": ("--predict_file", predict_file)}
     self.doc_stride = doc_stride
     self.max_query_length = max_query_length
     self.answer_options = answer_options or answers.AnswerOptions()
+    self.max_serving_context_length = max_serving_context_length
 
   @property
   def version_2_with_negative(self):
@@ -117,4 +122,5 @@ class SquadTask(FineTuningTask):
   def serving(self, model, tokenizer, max_seq_length):
     return squad_serving(
         model, tokenizer, max_seq_length, self.doc_stride,
-        self.max_query_length, self.answer_options)
+        self.max_query_length, self.answer_options,
+        self.max_serving_context_length)

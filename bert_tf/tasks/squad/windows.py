@@ -34,6 +34,9 @@ def doc_stride_windows(query_ids, doc_ids, max_seq_length, doc_stride,
   doc_length = doc_ids.row_lengths()
   room = max_seq_length - query_length - 3
   step = tf.minimum(room, doc_stride)
+  # How many windows either side can share a piece with one: those whose
+  # starts are less than its room away.
+  band = tf.maximum(tf.reduce_max((room - 1) // step), 0)
   # Windows after the first until one reaches the end (ceiling division).
   num_windows = 1 + tf.maximum(0 * room, -((room - doc_length) // step))
   example = tf.repeat(tf.range(tf.size(num_windows, tf.int64)), num_windows)
@@ -70,25 +73,32 @@ def doc_stride_windows(query_ids, doc_ids, max_seq_length, doc_stride,
       "segment_ids": tf.cast(in_doc | (position == last), tf.int32),
       "example_index": example,
       "doc_index": doc_index,
-      "is_max_context": _is_max_context(example, window_number, start,
-                                        length, doc_index),
+      "is_max_context": _is_max_context(example, start, length, doc_index,
+                                        band),
   }
 
 
-def _is_max_context(example, window_number, start, length, doc_index):
+def _is_max_context(example, start, length, doc_index, band):
   """The original's _check_is_max_context at every position: a piece is
   max-context in the window where min(left, right) + 0.01 * length is
-  largest, the first on ties."""
-  # [windows, most windows of a question]: every window's siblings.
-  sibling_starts = tf.RaggedTensor.from_value_rowids(
-      start, example).to_tensor(0)
-  sibling_lengths = tf.RaggedTensor.from_value_rowids(
-      length, example).to_tensor(0)
-  sibling_starts = tf.gather(sibling_starts, example)[:, None, :]
-  sibling_lengths = tf.gather(sibling_lengths, example)[:, None, :]
+  largest, the first on ties.
+
+  Only the windows band either side of one can hold any of its pieces
+  (their starts are less than a room away), so each window is compared
+  with those alone: the work is [windows, max_seq_length, 2 * band + 1],
+  linear in the windows.
+  """
+  # [windows, neighbours]: the windows band either side of each, and
+  # whether each is there and of the same question.
+  offsets = tf.range(-band, band + 1)
+  num_windows = tf.size(example, tf.int64)
+  neighbour = tf.range(num_windows)[:, None] + offsets
+  safe = tf.clip_by_value(neighbour, 0, tf.maximum(num_windows - 1, 0))
+  exists = tf.equal(neighbour, safe) & tf.equal(tf.gather(example, safe),
+                                                example[:, None])
 
   def score(window_start, window_length):
-    """[windows, positions, siblings] float64, and whether it counts."""
+    """[windows, positions, neighbours] float64, and whether it counts."""
     position = doc_index[:, :, None]
     end = window_start + window_length - 1
     contains = (position >= window_start) & (position <= end)
@@ -97,8 +107,8 @@ def _is_max_context(example, window_number, start, length, doc_index):
     return value, contains
 
   own, _ = score(start[:, None, None], length[:, None, None])
-  theirs, contains = score(sibling_starts, sibling_lengths)
-  sibling = tf.range(tf.shape(sibling_starts, out_type=tf.int64)[2])
-  earlier = sibling[None, None, :] < window_number[:, None, None]
-  beaten = contains & tf.where(earlier, theirs >= own, theirs > own)
+  theirs, contains = score(tf.gather(start, safe)[:, None],
+                           tf.gather(length, safe)[:, None])
+  beaten = exists[:, None] & contains & tf.where(
+      offsets < 0, theirs >= own, theirs > own)
   return (doc_index >= 0) & ~tf.reduce_any(beaten, axis=2)

@@ -1,6 +1,8 @@
 """serve_text's span choice equals run_squad's (squad_answers, the
 original's write_predictions) for any logits: with few top positions and
-short answers, so that its fallback to any valid span is taken too."""
+short answers, so that its fallback to any valid span is taken too. Its
+work grows linearly with the context, and a context over the export's
+limit is refused."""
 
 import json
 import re
@@ -15,12 +17,14 @@ from bert_tf.tasks.squad import (answers as squad_answers, examples as squad,
                                  features as squad_features)
 from bert_tf.tasks.squad.serving import (_best_spans, _has_piece,
                                          _piece_offset, squad_serving)
+from bert_tf.tasks.squad.task import SquadTask
 from bert_tf.tasks.squad.windows import doc_stride_windows
 from bert_tf.text import InGraphTokenizer
 from bert_tf.text.final_text import final_text
 from bert_tf.text.offsets import tokenize_with_offsets
 from tests.support.helpers import tiny_config
 from tests.support.squad_fixtures import DEMO_VOCAB, synthetic_squad
+from tests.support.tensor_sizes import largest_tensor
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -90,6 +94,64 @@ def test_a_context_without_pieces_has_no_answer():
                                        context=tf.constant([context]))
       assert (alone["answer"].numpy().tolist(),
               alone["answer_start"].numpy().tolist()) == ([b""], [-1])
+
+
+def test_a_context_over_the_limit_is_refused():
+  """SquadTask's max_serving_context_length counts characters (code
+  points, not bytes) of each context: one at the limit is answered, a
+  longer one fails the request naming its row, its length and the
+  limit."""
+  model = BertSpanLabeler(tiny_config(vocab_size=len(open(
+      DEMO_VOCAB, encoding="utf-8").readlines())))
+  _, signatures = SquadTask(
+      None, None, doc_stride=8, max_query_length=8,
+      max_serving_context_length=12).serving(
+          model, InGraphTokenizer(DEMO_VOCAB, True), 32)
+  at_limit = "a red car \u00e9\u00e9"
+  assert len(at_limit) == 12 and len(at_limit.encode()) == 14
+  answer = signatures["serve_text"](
+      question=tf.constant(["what ?"] * 2),
+      context=tf.constant(["a car", at_limit]))
+  assert answer["answer_start"].numpy().min() >= 0
+  with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape(
+      "context: row 1 has 13 characters; this export answers at most 12 "
+      "(run_squad --max_serving_context_length)")):
+    signatures["serve_text"](question=tf.constant(["what ?"] * 2),
+                             context=tf.constant(["a car", at_limit + "s"]))
+
+
+def test_the_work_around_the_model_grows_linearly_with_the_context():
+  """Four times the context makes at most about four times the largest
+  tensor of the steps around the model (the pieces and their offsets, the
+  windows and their max-context flags, the span choice, the answer's
+  text): for sentences, and for a text holding one long word, where a
+  dense [windows, positions, windows] or [words, longest word] would grow
+  with the square of the context."""
+  tokenizer = InGraphTokenizer(DEMO_VOCAB, True)
+  options = squad_answers.AnswerOptions()
+
+  def answer(length):
+    contexts = tf.constant([
+        "a " * (length // 4) + "b" * (length // 2),
+        ("The harbour was quiet; a red car stood by the door. " * length)[
+            :length]])
+    pieces = tokenize_with_offsets(tokenizer, contexts)
+    windows = doc_stride_windows(
+        tokenizer(tf.constant(["what colour car?"] * 2)),
+        pieces.ids.merge_dims(1, 2), 48, 16, tokenizer.vocab["[CLS]"],
+        tokenizer.vocab["[SEP]"])
+    logits = tf.random.stateless_normal(
+        [2, len(windows["input_ids"]), 48], seed=[0, length])
+    spans = _best_spans(logits[0], logits[1], windows, options, 2)
+    return final_text(
+        contexts, _piece_offset(pieces.starts, spans["start"]),
+        _piece_offset(pieces.ends, spans["end"]),
+        _has_piece(pieces.ids, spans, tokenizer.vocab["[UNK]"]),
+        pieces.words.text_char_sizes)
+
+  _, small = largest_tensor(lambda: answer(2000))
+  _, large = largest_tensor(lambda: answer(8000))
+  assert large <= 4.5 * small, (small, large)
 
 
 # Characters inside words that make the original's get_final_text fall
