@@ -35,19 +35,30 @@ def tiny_config(**overrides):
 
 
 @contextlib.contextmanager
-def within_seconds(seconds):
+def within_seconds(seconds, fifos=()):
   """Fails the block with TimeoutError after `seconds`, so that what hung
-  (a FIFO opened, work that grows without bound) fails a test instead of
-  stopping the suite."""
+  (work that grows without bound, a FIFO opened) fails a test instead of
+  stopping the suite. A reader blocked opening one of `fifos` in a
+  library's own code (which holds the interpreter, so no signal handler or
+  thread of this process runs) is let go by another process then, which
+  opens the FIFO for writing: the reader reads nothing."""
 
   def stop(*_):
     raise TimeoutError(f"still running after {seconds} s")
 
   previous = signal.signal(signal.SIGALRM, stop)
   signal.alarm(seconds)
+  writers = [subprocess.Popen([
+      sys.executable, "-c", "import os, sys, time; time.sleep(float("
+      "sys.argv[1])); os.close(os.open(sys.argv[2], os.O_WRONLY | "
+      "os.O_NONBLOCK))", str(seconds), str(fifo)],
+      stderr=subprocess.DEVNULL) for fifo in fifos]
   try:
     yield
   finally:
+    for writer in writers:
+      writer.kill()
+      writer.wait()
     signal.alarm(0)
     signal.signal(signal.SIGALRM, previous)
 
