@@ -327,6 +327,7 @@ def bad_input_runs(tmp_path_factory):
       "text input": {**run, "input_file": text,
                      "output_dir": directory / "out_text"},
       "ids past vocab_size": {**run, "bert_config_file": small,
+                              "init_checkpoint": "",
                               "output_dir": directory / "out_small"},
       "truncated init_checkpoint": {**run, "init_checkpoint": truncated,
                                     "output_dir": directory / "out_trunc"},
@@ -358,9 +359,9 @@ BAD_INPUT_MESSAGES = {
     "truncated init_checkpoint": "truncated/bert_model.ckpt: cannot read "
                                  "variable .* truncated or damaged",
     "config of another shape": "bert_model.ckpt: variable bert/encoder/"
-                               "layer_0/intermediate/dense/kernel has shape "
-                               "\\[32, 37\\] in the checkpoint but "
-                               "\\[32, 40\\]",
+                               "layer_0/intermediate/dense/kernel is shaped "
+                               "\\[32, 37\\], but .*wider_config.json makes "
+                               "it \\[32, 40\\]",
     "another model in output_dir": "model.ckpt-5 is a checkpoint of another "
                                    "model \\(it lacks cls/.*; to start this "
                                    "run fresh",
