@@ -168,7 +168,7 @@ class BertConfig:
   @classmethod
   def from_json_file(cls, json_file):
     """Reads a bert_config.json (local path or any tf.io.gfile URL)."""
-    text = read_utf8_text(json_file)
+    text = file_io.utf8_text(json_file)
     values = parse_json_object(text, json_file)
     if "model_type" in values:
       return cls.from_huggingface_dict(values, source=str(json_file))
@@ -227,22 +227,9 @@ class BertConfig:
                        f"expected one of {sorted(ACTIVATIONS)}")
 
 
-def read_utf8_text(path):
-  """A text file's text (a UTF-8 byte order mark dropped); bytes that are
-  not UTF-8 name the file and line."""
-  with file_io.open_file(path, "rb") as reader:
-    data = reader.read()
-  try:
-    return data.decode("utf-8-sig")
-  except UnicodeDecodeError as error:
-    line = data[:error.start].count(b"\n") + 1
-    raise ValueError(f"{path}: line {line} is not UTF-8 text "
-                     f"({error.reason})") from None
-
-
 def read_json_object(json_file):
   """The JSON object a file holds (see parse_json_object)."""
-  return parse_json_object(read_utf8_text(json_file), json_file)
+  return parse_json_object(file_io.utf8_text(json_file), json_file)
 
 
 def parse_json_object(text, json_file):

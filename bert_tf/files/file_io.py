@@ -545,6 +545,20 @@ def utf8_lines_with_bytes(path):
                          f"({error.reason})") from None
 
 
+def utf8_text(path):
+  """A text file's whole text, as utf8_lines reads its lines (a byte
+  order mark that starts it is not text); bytes that are not UTF-8 name
+  the file and line."""
+  with open_file(path, "rb") as reader:
+    data = reader.read()
+  try:
+    return data.decode("utf-8-sig")
+  except UnicodeDecodeError as error:
+    line = data[:error.start].count(b"\n") + 1
+    raise ValueError(f"{path}: line {line} is not UTF-8 text "
+                     f"({error.reason})") from None
+
+
 def first_undecodable_line(path):
   """The number of the first line of a file that is not UTF-8 ("?" if
   none), for an error that names it."""
