@@ -43,7 +43,7 @@ for name in reader.get_variable_to_shape_map():
 def write_large_checkpoint(directory):
   """bert_config.json, vocab.txt and bert_model.ckpt of BERT-Large's
   shapes; returns the checkpoint's size in bytes."""
-  from bert_tf import checkpoint_names, checkpoints, huggingface  # pylint: disable=import-outside-toplevel
+  from bert_tf.checkpoints import huggingface, names, tf_checkpoints  # pylint: disable=import-outside-toplevel
   from bert_tf.config import BertConfig  # pylint: disable=import-outside-toplevel
   config = BertConfig.from_dict(LARGE)
   os.makedirs(directory)
@@ -57,10 +57,10 @@ def write_large_checkpoint(directory):
   generator = np.random.default_rng(0)
   tensors = {
       name: generator.standard_normal(
-          checkpoint_names.expected_shape(config, name, 2), np.float32) * 0.02
+          names.expected_shape(config, name, 2), np.float32) * 0.02
       for name in huggingface.original_names(config, architecture)}
-  tensors[checkpoints.GLOBAL_STEP] = np.int64(0)
-  checkpoints.write_checkpoint(os.path.join(directory, "bert_model.ckpt"),
+  tensors[tf_checkpoints.GLOBAL_STEP] = np.int64(0)
+  tf_checkpoints.write_checkpoint(os.path.join(directory, "bert_model.ckpt"),
                                tensors)
   return sum(value.nbytes for value in tensors.values())
 

@@ -3,8 +3,9 @@ Face folder, as a bert_tf model with its vocabulary."""
 
 import dataclasses
 
-from bert_tf import conversion, vocabulary
-from bert_tf.checkpoints import LoadReport, load_checkpoint
+from bert_tf import vocabulary
+from bert_tf.checkpoints import conversion
+from bert_tf.checkpoints.tf_checkpoints import LoadReport, load_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice,
                             BertPretrainer, BertSpanLabeler, BertTagger)

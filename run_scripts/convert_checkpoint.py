@@ -21,7 +21,7 @@ import time
 from absl import flags, logging
 
 import program
-from bert_tf import conversion, huggingface
+from bert_tf.checkpoints import conversion, huggingface
 
 flags.DEFINE_string("input_dir", None,
                     "The model directory: original format (bert_config.json, "

@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from bert_tf import checkpoints, conversion, huggingface
+from bert_tf.checkpoints import conversion, huggingface, tf_checkpoints
 from tests.support.helpers import (ORIGINAL_TINY, PROJECT_DIR, SHARED_DIR,
                                    assert_cases_fail_before_writing,
                                    assert_fails_in_one_line, run_script,
@@ -73,7 +73,7 @@ def released_layout(tmp_path):
 
 def test_a_released_layout_loads_from_its_directory(tmp_path):
   directory = released_layout(tmp_path)
-  assert checkpoints.resolve_checkpoint_path(str(directory)) == \
+  assert tf_checkpoints.resolve_checkpoint_path(str(directory)) == \
       str(directory / "bert_model.ckpt")
   pretrained = bert_tf.load_pretrained(str(directory))
   assert len(pretrained.load_report.loaded) == 46
@@ -247,7 +247,7 @@ def test_a_weight_that_is_not_a_float_is_not_converted(tmp_path):
   tensors = {name: tf.constant(reader.get_tensor(name))
              for name in reader.get_variable_to_shape_map()}
   tensors["bert/pooler/dense/bias"] = tf.range(32)
-  checkpoints.write_checkpoint(prefix, tensors)
+  tf_checkpoints.write_checkpoint(prefix, tensors)
   for output_format in conversion.FORMATS:
     with pytest.raises(ValueError, match=(
         "bert_model.ckpt: variable bert/pooler/dense/bias is int32, not "

@@ -18,8 +18,8 @@ from typing import Optional
 
 import numpy as np
 
-from bert_tf import (checkpoints, huggingface, option_checks, tokenization,
-                     vocabulary)
+from bert_tf import option_checks, tokenization, vocabulary
+from bert_tf.checkpoints import huggingface, tf_checkpoints
 from bert_tf.data.text_inputs import encode_texts
 from bert_tf.features.output_files import write_jsonl, write_npz
 from bert_tf.features.serving import feature_serving
@@ -93,7 +93,7 @@ def extract_features(options, strategy):
   init_checkpoint = run_files.resolve_init_checkpoint(options.init_checkpoint)
   if init_checkpoint is None:
     raise ValueError("--init_checkpoint is required")
-  checkpoints.check_fits(config, init_checkpoint, options.bert_config_file)
+  tf_checkpoints.check_fits(config, init_checkpoint, options.bert_config_file)
   vocabulary.check_vocab_fits(options.vocab_file, config.vocab_size,
                               options.bert_config_file)
   huggingface.check_do_lower_case(init_checkpoint, options.do_lower_case)
@@ -123,7 +123,7 @@ def extract_features(options, strategy):
                      f"of at least 3, room for [CLS] and two [SEP]")
   with strategy.scope(), precision.dtype_policy(options.dtype):
     model = LayerOutputs(config, layers)
-  checkpoints.load_checkpoint(model, init_checkpoint)
+  tf_checkpoints.load_checkpoint(model, init_checkpoint)
   if examples:
     _extract(options, strategy, model, layers, examples)
   if options.export_dir:

@@ -9,7 +9,7 @@ into an output directory, none of which may overwrite an input.
 import logging
 import os
 
-from bert_tf import checkpoints, huggingface
+from bert_tf.checkpoints import huggingface, tf_checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.files import file_io, output_paths
 from bert_tf.training.checkpoint_manager import (STATE_FILE, checkpoint_names,
@@ -47,7 +47,7 @@ def resolve_init_checkpoint(init_checkpoint):
   if not init_checkpoint:
     return None
   try:
-    prefix = checkpoints.resolve_checkpoint_path(init_checkpoint)
+    prefix = tf_checkpoints.resolve_checkpoint_path(init_checkpoint)
   except FileNotFoundError as error:
     raise ValueError(f"--init_checkpoint: {error}") from None
   if prefix != init_checkpoint:

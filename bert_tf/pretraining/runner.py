@@ -17,7 +17,8 @@ from typing import Optional
 
 import tensorflow as tf
 
-from bert_tf import checkpoints, option_checks
+from bert_tf import option_checks
+from bert_tf.checkpoints import tf_checkpoints
 from bert_tf.files import file_io, run_files
 from bert_tf.files.eval_results import write_eval_results
 from bert_tf.models.pretrainer import BertPretrainer
@@ -74,7 +75,7 @@ def run_pretraining(options, strategy):
   init_checkpoint = _check_options(options)
   config = run_files.load_bert_config(options.bert_config_file,
                                       options.max_seq_length)
-  checkpoints.check_fits(config, init_checkpoint, options.bert_config_file)
+  tf_checkpoints.check_fits(config, init_checkpoint, options.bert_config_file)
   input_files = file_io.input_files(options.input_file)
   run_files.check_run_outputs(
       options.output_dir, [EVAL_RESULTS_FILE],

@@ -15,8 +15,8 @@ import logging
 import os
 from typing import Optional
 
-from bert_tf import (checkpoints, huggingface, option_checks, tokenization,
-                     vocabulary)
+from bert_tf import option_checks, tokenization, vocabulary
+from bert_tf.checkpoints import huggingface, tf_checkpoints
 from bert_tf.data import batching
 from bert_tf.data.feature_records import write_feature_records
 from bert_tf.files import export, file_io, run_files
@@ -79,7 +79,7 @@ def run_fine_tuning(task, options, strategy):
   init_checkpoint = _check_options(options)
   config = run_files.load_bert_config(options.bert_config_file,
                                       options.max_seq_length)
-  checkpoints.check_fits(config, init_checkpoint, options.bert_config_file)
+  tf_checkpoints.check_fits(config, init_checkpoint, options.bert_config_file)
   vocabulary.check_vocab_fits(options.vocab_file, config.vocab_size,
                               options.bert_config_file)
   splits = _splits(task, options)

@@ -73,7 +73,7 @@ class FineTuningTask(abc.ABC):
   @abc.abstractmethod
   def build_model(self, config):
     """The task's keras model for a BertConfig, declaring its checkpoint
-    head names (see bert_tf.checkpoints.checkpoint_variables)."""
+    head names (see tf_checkpoints.checkpoint_variables)."""
 
   @property
   @abc.abstractmethod

@@ -10,7 +10,7 @@ import logging
 import os
 import re
 
-from bert_tf import checkpoints
+from bert_tf.checkpoints import tf_checkpoints
 from bert_tf.files import file_io
 
 logger = logging.getLogger(__name__)
@@ -83,8 +83,9 @@ class CheckpointManager:
     """Writes model.ckpt-<step>, updates the index, drops the oldest."""
     name = f"model.ckpt-{step}"
     file_io.remove_stale_temporaries(self.directory, r"model\.ckpt-\d+")
-    checkpoints.save_checkpoint(self.model, os.path.join(self.directory, name),
-                                global_step=step, optimizer=self.optimizer)
+    tf_checkpoints.save_checkpoint(
+        self.model, os.path.join(self.directory, name),
+        global_step=step, optimizer=self.optimizer)
     self.kept = [kept for kept in self.kept if kept != name] + [name]
     dropped, self.kept = (self.kept[:-self.keep_checkpoint_max],
                           self.kept[-self.keep_checkpoint_max:])
@@ -114,7 +115,7 @@ class CheckpointManager:
       path = os.path.join(self.directory, name)
       try:
         step = self._restore(path)
-      except checkpoints.CorruptCheckpointError as error:
+      except tf_checkpoints.CorruptCheckpointError as error:
         logger.warning("%s; trying the checkpoint before it", error)
         damaged.append(name)
         continue
@@ -122,7 +123,7 @@ class CheckpointManager:
       logger.info("Resumed from %s at step %d", path, step)
       return step
     if damaged:
-      raise checkpoints.CorruptCheckpointError(
+      raise tf_checkpoints.CorruptCheckpointError(
           f"{self.directory}: every checkpoint is damaged "
           f"({', '.join(damaged)}); remove them (and the '{STATE_FILE}' "
           f"file) to start again from --init_checkpoint")
@@ -131,12 +132,12 @@ class CheckpointManager:
   def _restore(self, path):
     """Weights, slots and step from one checkpoint, all of them required."""
     try:
-      report = checkpoints.load_checkpoint(self.model, path)
+      report = tf_checkpoints.load_checkpoint(self.model, path)
       if report.not_in_checkpoint:
         raise ValueError(f"it lacks {_listing(report.not_in_checkpoint)}")
-      step = checkpoints.load_optimizer_slots(self.model, self.optimizer,
+      step = tf_checkpoints.load_optimizer_slots(self.model, self.optimizer,
                                               path)
-    except checkpoints.CorruptCheckpointError:
+    except tf_checkpoints.CorruptCheckpointError:
       raise
     except ValueError as error:
       files = "model.ckpt-*" if is_run_checkpoint(path) else \

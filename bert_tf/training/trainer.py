@@ -22,7 +22,7 @@ import time
 import keras
 import tensorflow as tf
 
-from bert_tf import checkpoints
+from bert_tf.checkpoints import tf_checkpoints
 from bert_tf.files import file_io
 from bert_tf.training import distribution, optimization, precision
 from bert_tf.training.checkpoint_manager import CheckpointManager
@@ -92,7 +92,7 @@ class Trainer:
     """
     step = self.checkpoints.restore_latest()
     if step == 0 and init_checkpoint:
-      checkpoints.load_checkpoint(self.model, init_checkpoint)
+      tf_checkpoints.load_checkpoint(self.model, init_checkpoint)
     return step
 
   def train(self, dataset):

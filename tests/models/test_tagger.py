@@ -41,7 +41,7 @@ def feature_tagger(combination="weighted_sum"):
 def test_the_feature_tagger_trains_only_its_head(tmp_path):
   model = feature_tagger()
   assert model(inputs())["logits"].shape == (3, 16, 9)
-  names = bert_tf.checkpoints.checkpoint_variables(model)
+  names = bert_tf.checkpoints.tf_checkpoints.checkpoint_variables(model)
   trainable = {id(variable) for variable in model.trainable_variables}
   assert {name for name, variable in names.items()
           if id(variable) in trainable} == {
@@ -61,7 +61,7 @@ def test_the_feature_tagger_trains_only_its_head(tmp_path):
   restored = feature_tagger()
   bert_tf.load_checkpoint(restored, path)
   restored_optimizer = create_optimizer(1e-3, 10, 1)
-  assert bert_tf.checkpoints.load_optimizer_slots(
+  assert bert_tf.checkpoints.tf_checkpoints.load_optimizer_slots(
       restored, restored_optimizer, path) == 0
   np.testing.assert_allclose(restored(inputs())["logits"],
                              model(inputs())["logits"], atol=1e-6)

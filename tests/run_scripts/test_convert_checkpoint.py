@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 from safetensors.numpy import load_file
 
-from bert_tf import checkpoints, conversion
+from bert_tf.checkpoints import conversion, tf_checkpoints
 from tests.support.helpers import (PROJECT_DIR, SHARED_DIR,
                                    assert_fails_in_one_line, assert_help_lists,
                                    run_on_a_full_disk, run_script_cases)
@@ -70,7 +70,7 @@ def classifier_checkpoint(tmp_path, rows):
   tensors["output_bias"] = np.zeros((rows,), np.float32)
   directory = tmp_path / f"classifier_{rows}"
   directory.mkdir()
-  checkpoints.write_checkpoint(str(directory / "model.ckpt-7"), tensors)
+  tf_checkpoints.write_checkpoint(str(directory / "model.ckpt-7"), tensors)
   for name in ("bert_config.json", "vocab.txt"):
     shutil.copy(encoder / name, directory)
   return directory
@@ -201,7 +201,7 @@ def test_output_dir_forms_are_checked_before_any_work(tmp_path):
 _CONVERT_AND_WAIT = """
 import runpy, sys, time
 sys.path.insert(0, {scripts!r})
-from bert_tf import huggingface
+from bert_tf.checkpoints import huggingface
 write_folder_files = huggingface.write_folder_files
 
 def write_and_wait(*args, **kwargs):

@@ -12,7 +12,7 @@ read with the file and line number.
 
 import dataclasses
 
-from bert_tf.checkpoint_names import NER_ENTITY_TYPES, NER_LABELS
+from bert_tf.checkpoints.names import NER_ENTITY_TYPES, NER_LABELS
 from bert_tf.files import file_io
 
 ENTITY_TYPES = NER_ENTITY_TYPES

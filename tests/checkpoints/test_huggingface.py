@@ -11,7 +11,7 @@ import pytest
 from safetensors.numpy import load_file, save_file
 
 import bert_tf
-from bert_tf import conversion, huggingface
+from bert_tf.checkpoints import conversion, huggingface
 from bert_tf.tasks.ner import examples as conll
 from tests.support.helpers import PROJECT_DIR, SHARED_DIR, within_seconds
 

@@ -15,8 +15,9 @@ import shutil
 
 import tensorflow as tf
 
-from bert_tf import checkpoints, huggingface, vocabulary
-from bert_tf.checkpoint_names import check_encoder_fits, expected_shape
+from bert_tf import vocabulary
+from bert_tf.checkpoints import huggingface, tf_checkpoints
+from bert_tf.checkpoints.names import check_encoder_fits, expected_shape
 from bert_tf.config import BertConfig
 from bert_tf.files import file_io, output_paths
 from bert_tf.files.model_files import required_model_file
@@ -92,10 +93,10 @@ def open_checkpoint(directory, architecture_name=None):
     config_file = required_model_file(
         directory, ORIGINAL_CONFIG_FILE,
         "an original-format model directory has one")
-    prefix = checkpoints.resolve_checkpoint_path(directory)
+    prefix = tf_checkpoints.resolve_checkpoint_path(directory)
     checkpoint = Checkpoint(prefix, ORIGINAL,
                             BertConfig.from_json_file(config_file),
-                            checkpoints.open_reader(prefix), None, None,
+                            tf_checkpoints.open_reader(prefix), None, None,
                             None, None)
   shapes = checkpoint.reader.get_variable_to_shape_map()
   check_encoder_fits(checkpoint.config, shapes, checkpoint.path, config_file)
@@ -196,8 +197,8 @@ def _checked_tensors(source, architecture, convert=None):
       raise ValueError(f"{source.path}: variable {name} is shaped "
                        f"{list(stored[name])}, but its config makes it "
                        f"{expected}")
-  checkpoints.check_floats(source.reader, source.path, names)
-  return checkpoints.read_tensors(source.reader, source.path, names, convert)
+  tf_checkpoints.check_floats(source.reader, source.path, names)
+  return tf_checkpoints.read_tensors(source.reader, source.path, names, convert)
 
 
 def _write_original(directory, source, tensors):
@@ -210,6 +211,6 @@ def _write_original(directory, source, tensors):
   config_file = os.path.join(directory, ORIGINAL_CONFIG_FILE)
   with file_io.open_file(config_file, "w") as writer:
     writer.write(source.config.to_json_string())
-  tensors[checkpoints.GLOBAL_STEP] = tf.constant(0, tf.int64)
-  checkpoints.write_checkpoint(
+  tensors[tf_checkpoints.GLOBAL_STEP] = tf.constant(0, tf.int64)
+  tf_checkpoints.write_checkpoint(
       os.path.join(directory, ORIGINAL_CHECKPOINT), tensors)

@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from bert_tf import checkpoints
+from bert_tf.checkpoints import tf_checkpoints
 from tests.support.helpers import (ORIGINAL_TINY, random_inputs, tiny_config,
                                    within_seconds)
 
@@ -103,7 +103,7 @@ def test_optimizer_slots_are_ignored(tmp_path):
       "bert/pooler/dense/kernel"]
   tensors["output_weights"] = tf.zeros([3, 32])
   path = str(tmp_path / "model.ckpt")
-  bert_tf.checkpoints.write_checkpoint(path, tensors)
+  tf_checkpoints.write_checkpoint(path, tensors)
   report = bert_tf.load_checkpoint(bert_tf.BertEncoder(config), path)
   assert report.ignored == ["bert/pooler/dense/kernel/adam_m"]
   assert report.unused == ["output_weights"]
@@ -194,7 +194,7 @@ def test_a_damaged_checkpoint_is_named_and_changes_nothing(tmp_path, suffix,
   path = damaged_copy(saved, str(tmp_path / "model.ckpt"), suffix, keep)
   model = bert_tf.BertPretrainer(config)
   before = [weight.numpy() for weight in model.weights]
-  with pytest.raises(bert_tf.checkpoints.CorruptCheckpointError,
+  with pytest.raises(tf_checkpoints.CorruptCheckpointError,
                      match=f"^{re.escape(path)}: {message}"):
     bert_tf.load_checkpoint(model, path)
   for value, weight in zip(before, model.weights):
@@ -205,16 +205,16 @@ def test_a_directory_gives_its_newest_or_its_only_checkpoint(tmp_path):
   model = bert_tf.BertEncoder(tiny_config())
   released = tmp_path / "released"
   bert_tf.save_checkpoint(model, str(released / "bert_model.ckpt"))
-  assert bert_tf.checkpoints.resolve_checkpoint_path(str(released)) == str(
+  assert tf_checkpoints.resolve_checkpoint_path(str(released)) == str(
       released / "bert_model.ckpt")
   for step in (1, 2):
     bert_tf.save_checkpoint(model, str(tmp_path / "run" / f"model.ckpt-{step}"))
   with pytest.raises(FileNotFoundError, match="several checkpoints and no "
                      "'checkpoint' index file.*model.ckpt-1, model.ckpt-2"):
-    bert_tf.checkpoints.resolve_checkpoint_path(str(tmp_path / "run"))
+    tf_checkpoints.resolve_checkpoint_path(str(tmp_path / "run"))
   (tmp_path / "run" / "checkpoint").write_text(
       'model_checkpoint_path: "model.ckpt-1"\n')
-  assert bert_tf.checkpoints.resolve_checkpoint_path(
+  assert tf_checkpoints.resolve_checkpoint_path(
       str(tmp_path / "run")) == str(tmp_path / "run" / "model.ckpt-1")
 
 
@@ -241,7 +241,7 @@ def test_a_weight_that_is_not_a_float_is_refused_by_name(tmp_path, value,
              for name in reader.get_variable_to_shape_map()}
   tensors["bert/pooler/dense/bias"] = value
   path = str(tmp_path / "model.ckpt")
-  checkpoints.write_checkpoint(path, {name: tf.constant(tensor)
+  tf_checkpoints.write_checkpoint(path, {name: tf.constant(tensor)
                                       for name, tensor in tensors.items()})
   model = bert_tf.BertPretrainer(tiny_config(vocab_size=99))
   before = [weight.numpy() for weight in model.weights]

@@ -14,8 +14,8 @@ import logging
 
 import tensorflow as tf
 
-from bert_tf import huggingface
-from bert_tf.checkpoint_names import check_encoder_fits, encoder_names
+from bert_tf.checkpoints import huggingface
+from bert_tf.checkpoints.names import check_encoder_fits, encoder_names
 from bert_tf.files import file_io
 
 logger = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ import re
 import ml_dtypes  # pylint: disable=unused-import
 import numpy as np
 
-from bert_tf.checkpoint_names import (NER_LABELS, check_layer_count,
+from bert_tf.checkpoints.names import (NER_LABELS, check_layer_count,
                                       encoder_names, expected_shape)
 from bert_tf.config import BertConfig, read_json_object
 from bert_tf.files import file_io
