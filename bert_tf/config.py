@@ -18,15 +18,19 @@ import logging
 import numbers
 
 from bert_tf.files import file_io
-from bert_tf.layers.activations import ACTIVATIONS
-from bert_tf.layers.normalization import LAYER_NORM_EPSILON
 
 logger = logging.getLogger(__name__)
 
-# Fields of Google's released files that the original model never reads.
+# tf.contrib.layers.layer_norm's variance epsilon, which BERT never changed.
+LAYER_NORM_EPSILON = 1e-12
+
+# Fields of Google's released files that the original model never reads,
+# and a classifier's labels as bert_tf writes them
+# (checkpoints.names.labels_fields).
 INERT_FIELDS = ("directionality", "pooler_fc_size",
                 "pooler_num_attention_heads", "pooler_num_fc_layers",
-                "pooler_size_per_head", "pooler_type")
+                "pooler_size_per_head", "pooler_type", "id2label",
+                "label2id", "problem_type")
 
 # Fields other BERT-like configs use that would change the model: the one
 # value bert_tf builds for each (anything else is refused, named).
@@ -48,10 +52,15 @@ HUGGINGFACE_ACTIVATIONS = {
     "gelu_accurate": "gelu", "relu": "relu", "tanh": "tanh",
     "linear": "linear",
 }
-# bert_tf's -> the name Hugging Face configs write for it.
+# The activations bert_tf computes (layers.activations) -> the name Hugging
+# Face configs write for each.
 TO_HUGGINGFACE_ACTIVATIONS = {"gelu": "gelu_new", "gelu_exact": "gelu",
                               "relu": "relu", "tanh": "tanh",
                               "linear": "linear"}
+# The extra field that keeps a config.json's hidden_act where it named
+# another of the names of the same activation (gelu_pytorch_tanh: "gelu" in
+# bert_config.json), so that the config.json written back names it again.
+HUGGINGFACE_HIDDEN_ACT = "huggingface_hidden_act"
 
 
 @dataclasses.dataclass
@@ -118,7 +127,8 @@ class BertConfig:
     extra = {name: value for name, value in values.items()
              if name not in fields}
     _check_fixed_fields(source, extra)
-    unknown = sorted(set(extra) - set(INERT_FIELDS) - set(_FIXED_FIELDS))
+    unknown = sorted(set(extra) - set(INERT_FIELDS) - set(_FIXED_FIELDS)
+                     - {HUGGINGFACE_HIDDEN_ACT})
     if unknown:
       logger.warning("%s: field(s) %s are not BERT's; kept as they are, "
                      "unused", source, unknown)
@@ -152,6 +162,8 @@ class BertConfig:
           f"expected one of {sorted(HUGGINGFACE_ACTIVATIONS)}")
     fields = {name: values[name] for name in _model_fields() if name in values}
     fields["hidden_act"] = HUGGINGFACE_ACTIVATIONS[activation]
+    if activation != TO_HUGGINGFACE_ACTIVATIONS[fields["hidden_act"]]:
+      fields[HUGGINGFACE_HIDDEN_ACT] = activation
     # Hugging Face's default, where an old config.json leaves it out.
     fields.setdefault("type_vocab_size", 2)
     return cls.from_dict(fields, source)
@@ -160,10 +172,19 @@ class BertConfig:
     """The BERT fields of a Hugging Face config.json for this config."""
     values = {name: value for name, value in self.to_dict().items()
               if name in _model_fields()}
-    values["hidden_act"] = TO_HUGGINGFACE_ACTIVATIONS[self.hidden_act]
+    values["hidden_act"] = self._huggingface_hidden_act()
     values["layer_norm_eps"] = self.layer_norm_eps
     values["model_type"] = "bert"
     return values
+
+  def _huggingface_hidden_act(self):
+    """The config.json name of hidden_act: the one it was read by
+    (HUGGINGFACE_HIDDEN_ACT), where that still names it."""
+    named = self.extra_fields.get(HUGGINGFACE_HIDDEN_ACT)
+    if isinstance(named, str) and \
+        HUGGINGFACE_ACTIVATIONS.get(named) == self.hidden_act:
+      return named
+    return TO_HUGGINGFACE_ACTIVATIONS[self.hidden_act]
 
   @classmethod
   def from_json_file(cls, json_file):
@@ -222,9 +243,9 @@ class BertConfig:
     if not 0 < self.layer_norm_eps < 1:
       raise ValueError(f"{source}: field 'layer_norm_eps' must be in (0, 1), "
                        f"got {self.layer_norm_eps}")
-    if self.hidden_act not in ACTIVATIONS:
+    if self.hidden_act not in TO_HUGGINGFACE_ACTIVATIONS:
       raise ValueError(f"{source}: unknown hidden_act {self.hidden_act!r}; "
-                       f"expected one of {sorted(ACTIVATIONS)}")
+                       f"expected one of {sorted(TO_HUGGINGFACE_ACTIVATIONS)}")
 
 
 def read_json_object(json_file):

@@ -4,17 +4,19 @@ Face folder, as a bert_tf model with its vocabulary."""
 import dataclasses
 
 from bert_tf import vocabulary
-from bert_tf.checkpoints import conversion
+from bert_tf.checkpoints import conversion, huggingface
 from bert_tf.checkpoints.tf_checkpoints import LoadReport, load_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice,
-                            BertPretrainer, BertSpanLabeler, BertTagger)
+                            BertNextSentenceClassifier, BertPretrainer,
+                            BertSpanLabeler, BertTagger)
 from bert_tf.text.preprocessor import BertPreprocessor
 
 # The bert_tf model of each transformers class (huggingface.ARCHITECTURES).
 MODEL_CLASSES = {
     "BertModel": BertEncoder,
     "BertForPreTraining": BertPretrainer,
+    "BertForNextSentencePrediction": BertNextSentenceClassifier,
     "BertForMaskedLM": BertPretrainer,
     "BertForSequenceClassification": BertClassifier,
     "BertForQuestionAnswering": BertSpanLabeler,
@@ -30,7 +32,9 @@ class PretrainedModel:
   Attributes:
     do_lower_case: tokenizer_config.json's where the directory has one, else
       what its vocab.txt shows (vocabulary.vocab_is_lower_cased).
-    labels: the head's labels in order, where it classifies.
+    labels: the head's labels in the order of its logits, where it
+      classifies.
+    model_max_length: tokenizer_config.json's, or None where unset.
   """
   config: BertConfig
   model: object
@@ -38,10 +42,21 @@ class PretrainedModel:
   load_report: LoadReport
   do_lower_case: bool
   labels: list
+  model_max_length: object = None
 
-  def preprocessor(self, max_seq_length=128):
-    """A BertPreprocessor of this model's vocabulary and casing, so that a
-    model built on it takes raw text (BertClassifier(preprocessor=...))."""
+  def preprocessor(self, max_seq_length=None):
+    """A BertPreprocessor of this model's vocabulary (vocab.txt or
+    tokenizer.json) and casing, so that a model built on it takes raw text
+    (BertClassifier(preprocessor=...)). max_seq_length defaults to 128, or
+    the tokenizer's model_max_length or the model's max_position_embeddings
+    where that is less; a longer one than max_position_embeddings is refused
+    here, not at its first batch."""
+    positions = self.config.max_position_embeddings
+    if max_seq_length is not None and max_seq_length > positions:
+      raise ValueError(f"max_seq_length={max_seq_length} is over the "
+                       f"model's max_position_embeddings, {positions}")
+    if max_seq_length is None:
+      max_seq_length = min(128, self.model_max_length or 128, positions)
     return BertPreprocessor(self.vocab_file, self.do_lower_case,
                             max_seq_length)
 
@@ -54,19 +69,27 @@ def load_pretrained(model_dir, model_class=None, **model_arguments):
       vocab.txt, bert_model.ckpt.*, .meta files or not), a community one
       (model.ckpt-N with optimizer slots, with or without a `checkpoint`
       index file), a training run's, or a Hugging Face folder (config.json,
-      model.safetensors, vocab.txt).
+      model.safetensors, vocab.txt or transformers 5's tokenizer.json).
     model_class: the bert_tf model to build (BertPretrainer, BertEncoder,
-      ...); by default the one of the checkpoint's head (MODEL_CLASSES).
+      ...); by default the one of the checkpoint's head (MODEL_CLASSES; a
+      folder's class that has none is refused, but gives its encoder to
+      BertEncoder).
     **model_arguments: the class's own (e.g. num_labels); a classifier's
-      num_labels defaults to the head's.
+      num_labels, problem_type and a tagger's labels default to the
+      head's.
 
   Returns:
     A PretrainedModel.
   """
   source = conversion.open_checkpoint(model_dir)
-  model_class = model_class or MODEL_CLASSES[source.architecture_name]
-  if "num_labels" in getattr(model_class, "config_arguments", ()):
-    model_arguments.setdefault("num_labels", len(source.labels))
+  if model_class is None:
+    huggingface.check_mapped(source.architecture_name, source.path)
+    model_class = MODEL_CLASSES[source.architecture_name]
+  head = {"num_labels": len(source.labels), "labels": source.labels,
+          "problem_type": source.problem_type}
+  for name in getattr(model_class, "config_arguments", ()):
+    if name in head:
+      model_arguments.setdefault(name, head[name])
   model = model_class(source.config, **model_arguments)
   report = load_checkpoint(model, source.path, source.reader)
   do_lower_case = source.do_lower_case
@@ -74,4 +97,5 @@ def load_pretrained(model_dir, model_class=None, **model_arguments):
     do_lower_case = vocabulary.vocab_is_lower_cased(source.vocab_file)
   return PretrainedModel(config=source.config, model=model,
                          vocab_file=source.vocab_file, load_report=report,
-                         do_lower_case=do_lower_case, labels=source.labels)
+                         do_lower_case=do_lower_case, labels=source.labels,
+                         model_max_length=source.model_max_length)

@@ -17,10 +17,10 @@ import unicodedata
 from bert_tf import forked
 # The shared rules are part of the original module's API.
 from bert_tf.tokenization_rules import (  # pylint: disable=unused-import
-    CJK_RANGES, MAX_INPUT_CHARS_PER_WORD, UNK_TOKEN, cleaned_char,
-    code_point_ranges,
+    CJK_RANGES, MAX_INPUT_CHARS_PER_WORD, UNK_TOKEN, check_casing,
+    cleaned_char, code_point_ranges,
     convert_to_unicode, is_chinese_char, is_control, is_punctuation,
-    is_whitespace, load_vocab, strip_accents)
+    is_whitespace, load_vocab, read_vocabulary, strip_accents)
 
 # The original module's private names, which third-party code and the
 # original's own tokenization_test.py call.
@@ -170,7 +170,9 @@ class WordpieceTokenizer:
 
 
 class FullTokenizer:
-  """BasicTokenizer then WordpieceTokenizer, over a vocab.txt.
+  """BasicTokenizer then WordpieceTokenizer, over a vocab.txt (or a
+  tokenizer.json, whose word length limit and casing it follows: a
+  do_lower_case that contradicts its normalizer is refused).
 
   `tokenize` and `encode` compute the original's result in pure Python,
   remembering the result of each whitespace-separated word (after cleaning,
@@ -192,10 +194,14 @@ class FullTokenizer:
   def __init__(self, vocab_file, do_lower_case=True):
     self.vocab_file = vocab_file
     self.do_lower_case = do_lower_case
-    self.vocab = load_vocab(vocab_file)
+    vocabulary = read_vocabulary(vocab_file)
+    check_casing(vocabulary, vocab_file, do_lower_case)
+    self.vocab = vocabulary.vocab
     self.inv_vocab = {index: token for token, index in self.vocab.items()}
     self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case)
-    self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
+    self.wordpiece_tokenizer = WordpieceTokenizer(
+        vocab=self.vocab,
+        max_input_chars_per_word=vocabulary.max_input_chars_per_word)
     self._in_graph = None  # built on first use of the compiled path
     self._compiled = None
     self._chars = _CharacterTables()

@@ -2,13 +2,15 @@
 
 bert_tf.tokenization (the exact, pure-Python tokenizer) and bert_tf.text
 (the in-graph one) must classify and clean every character alike and read
-vocab.txt alike; both import these definitions from here, so neither
-imports the other's module to learn them and imports run one way:
-tokenization -> text -> tokenization_rules. No TensorFlow here.
+vocabularies (vocab.txt or a tokenizer.json) alike; both import these
+definitions from here, so neither imports the other's module to learn them
+and imports run one way: tokenization -> text -> tokenization_rules. No
+TensorFlow here.
 """
 
 import unicodedata
 
+from bert_tf.checkpoints import tokenizer_json
 from bert_tf.files import file_io
 
 PAD_TOKEN = "[PAD]"
@@ -39,7 +41,22 @@ def convert_to_unicode(text):
   raise ValueError(f"Unsupported string type: {type(text)}")
 
 
+def read_vocabulary(vocab_file):
+  """A vocabulary file, vocab.txt or a tokenizer.json (by name: *.json), as
+  tokenizer_json.TokenizerJson: its tokens, word length limit and, for a
+  tokenizer.json, casing."""
+  if tokenizer_json.is_tokenizer_json(vocab_file):
+    return tokenizer_json.read_tokenizer_json(vocab_file)
+  return tokenizer_json.TokenizerJson(_read_vocab_txt(vocab_file),
+                                      MAX_INPUT_CHARS_PER_WORD)
+
+
 def load_vocab(vocab_file):
+  """{token: id} of vocab.txt or a tokenizer.json (see read_vocabulary)."""
+  return read_vocabulary(vocab_file).vocab
+
+
+def _read_vocab_txt(vocab_file):
   """{token: id} from vocab.txt, one token per line, id = line number (a
   repeated token keeps its last line's). Lines end at b"\\n" alone; each is
   decoded dropping invalid bytes, then stripped. Decoded and split as one
@@ -51,6 +68,17 @@ def load_vocab(vocab_file):
   if not data or data.endswith(b"\n"):  # no line after the last b"\n"
     lines.pop()
   return dict(zip(map(str.strip, lines), range(len(lines))))
+
+
+def check_casing(vocabulary, vocab_file, do_lower_case):
+  """Raises ValueError, naming vocab_file, where `vocabulary`
+  (read_vocabulary's) is a tokenizer.json whose normalizer says other
+  casing than do_lower_case: its words would not match its pieces."""
+  said = vocabulary.lower_case
+  if said is not None and said != bool(do_lower_case):
+    raise ValueError(
+        f"{vocab_file}: normalizer.lowercase is {said}, but do_lower_case="
+        f"{bool(do_lower_case)}; pass do_lower_case={said}")
 
 
 def check_special_tokens(vocab, vocab_file, tokens=REQUIRED_TOKENS):

@@ -1,5 +1,5 @@
 """vocab.txt files: the release layout, learning one, and telling cased from
-uncased by content.
+uncased by content (or, for a tokenizer.json, by what its normalizer says).
 
 A model only works with the casing its vocabulary was built for, and the
 original could only tell that from a released checkpoint's directory name
@@ -17,14 +17,13 @@ import os
 import re
 import unicodedata
 
-import tensorflow as tf
 from absl import logging
-from tensorflow_text.tools.wordpiece_vocab import bert_vocab_from_dataset
 
 from bert_tf import tokenization
 from bert_tf.files import file_io
+from bert_tf.checkpoints.tokenizer_json import is_tokenizer_json
 from bert_tf.tokenization_rules import (PAD_TOKEN, SPECIAL_TOKENS,
-                                       check_special_tokens)
+                                       check_special_tokens, read_vocabulary)
 
 # 99 [unused*] tokens put [UNK], [CLS], [SEP], [MASK] at ids 100-103 as in
 # every released vocabulary, and leave room to add tokens without resizing.
@@ -131,6 +130,10 @@ def learn_vocab(lines, vocab_size, do_lower_case=True,
   reserved = release_layout([], num_unused)
   max_unique_chars = _character_budget(words, vocab_size, len(reserved),
                                        max_unique_chars)
+  # Imported here: reading and checking a vocabulary needs no TensorFlow.
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from tensorflow_text.tools.wordpiece_vocab import (  # pylint: disable=g-import-not-at-top
+      bert_vocab_from_dataset)
   dataset = tf.data.Dataset.from_tensor_slices(words).batch(1024)
   pieces = bert_vocab_from_dataset.bert_vocab_from_dataset(
       dataset, vocab_size, reserved,
@@ -250,6 +253,9 @@ def _casing_counts(tokens):
 
 def _judge_casing(vocab_file):
   """(lower_cased, what the vocabulary looks like) for messages."""
+  if is_tokenizer_json(vocab_file):
+    lower_cased = read_vocabulary(vocab_file).lower_case
+    return lower_cased, f"normalizer.lowercase is {lower_cased}"
   entry = identify_official_vocab(vocab_file)
   if entry is not None:
     kind = "uncased" if entry.lower_cased else "cased"
@@ -264,19 +270,25 @@ def _judge_casing(vocab_file):
 
 def vocab_is_lower_cased(vocab_file):
   """Whether vocab_file was built for do_lower_case=True, judged by content:
-  the manifest for an official vocabulary, looks_lower_cased otherwise."""
+  a tokenizer.json's normalizer, the manifest for an official vocabulary,
+  looks_lower_cased otherwise."""
   return _judge_casing(vocab_file)[0]
 
 
 def check_do_lower_case(vocab_file, do_lower_case, init_checkpoint=None):
   """The original's checkpoint-name check (raises), then a warning when
-  do_lower_case contradicts the vocabulary's content.
+  do_lower_case contradicts the vocabulary's content (an error for a
+  tokenizer.json, which says its casing).
 
   Returns:
     Whether the vocabulary is lower-cased, as vocab_is_lower_cased.
   """
   tokenization.validate_case_matches_checkpoint(do_lower_case, init_checkpoint)
   lower_cased, looks_like = _judge_casing(vocab_file)
+  if lower_cased != bool(do_lower_case) and is_tokenizer_json(vocab_file):
+    raise ValueError(f"{vocab_file}: {looks_like}, but do_lower_case="
+                     f"{bool(do_lower_case)}; pass --do_lower_case="
+                     f"{lower_cased}")
   if lower_cased != bool(do_lower_case):
     logging.warning(
         "%s is %s, but do_lower_case=%s: pass --do_lower_case=%s, or words "

@@ -41,6 +41,10 @@ flags.DEFINE_bool(
     "do_lower_case", None,
     "tokenizer_config.json's do_lower_case. Default: the input's "
     "tokenizer_config.json, else what its vocab.txt shows.")
+flags.DEFINE_enum(
+    "dtype", "keep", ["keep", *conversion.DTYPES],
+    "The dtype of the written weights; keep: each tensor's own (a float16 or "
+    "bfloat16 checkpoint stays half the size of a float32 one).")
 FLAGS = flags.FLAGS
 
 
@@ -48,7 +52,8 @@ def main(_):
   start = time.time()
   source = conversion.convert(FLAGS.input_dir, FLAGS.output_dir,
                               FLAGS.output_format, FLAGS.architecture,
-                              FLAGS.do_lower_case)
+                              FLAGS.do_lower_case,
+                              None if FLAGS.dtype == "keep" else FLAGS.dtype)
   logging.info("Wrote %s (%s, %s head) from %s in %.1f s", FLAGS.output_dir,
                FLAGS.output_format, source.architecture_name, FLAGS.input_dir,
                time.time() - start)

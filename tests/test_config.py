@@ -164,12 +164,32 @@ def huggingface_values(**overrides):
     ("gelu_new", "gelu"), ("gelu_pytorch_tanh", "gelu"),
     ("gelu_fast", "gelu"), ("gelu_accurate", "gelu"), ("relu", "relu"),
     ("tanh", "tanh"), ("linear", "linear")])
-def test_huggingface_activations_map_to_the_same_function(theirs, ours):
+def test_huggingface_activations_map_to_the_same_function_and_back(theirs,
+                                                                   ours):
+  """config.json's name comes back, also through a bert_config.json, which
+  names the activation as the original does."""
   config = bert_tf.BertConfig.from_huggingface_dict(
       huggingface_values(hidden_act=theirs))
   assert config.hidden_act == ours
-  back = config.to_huggingface_dict()["hidden_act"]
-  assert bert_tf.config.HUGGINGFACE_ACTIVATIONS[back] == ours
+  assert config.to_huggingface_dict()["hidden_act"] == theirs
+  original = bert_tf.BertConfig.from_dict(json.loads(config.to_json_string()))
+  assert original.to_dict()["hidden_act"] == ours
+  assert original.to_huggingface_dict()["hidden_act"] == theirs
+
+
+def test_a_kept_huggingface_activation_name_yields_to_a_changed_hidden_act():
+  config = bert_tf.BertConfig.from_huggingface_dict(
+      huggingface_values(hidden_act="gelu_pytorch_tanh"))
+  config.hidden_act = "relu"
+  assert config.to_huggingface_dict()["hidden_act"] == "relu"
+
+
+def test_every_activation_computed_has_a_huggingface_name():
+  """config.py checks hidden_act without importing the layers (nor
+  TensorFlow): by TO_HUGGINGFACE_ACTIVATIONS, which must name them all."""
+  from bert_tf.layers import activations  # pylint: disable=import-outside-toplevel
+  assert sorted(bert_tf.config.TO_HUGGINGFACE_ACTIVATIONS) == sorted(
+      activations.ACTIVATIONS)
 
 
 @pytest.mark.parametrize("overrides, message", [

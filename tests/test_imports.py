@@ -2,9 +2,12 @@
 one that imports it back, lazy imports inside functions included."""
 
 import ast
+import json
 import os
+import subprocess
+import sys
 
-from tests.support.helpers import PROJECT_DIR
+from tests.support.helpers import PROJECT_DIR, SHARED_DIR
 
 PACKAGE_DIR = os.path.join(PROJECT_DIR, "bert_tf")
 
@@ -67,3 +70,92 @@ def test_imports_run_one_way():
   for name in sorted(graph):
     if name not in state:
       visit(name)
+
+
+# tests/support/run_cases.py's run of a script's cases, then whether
+# TensorFlow was imported.
+_CASES_THEN_TENSORFLOW = """
+import runpy, sys
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+print("tensorflow" in sys.modules)
+"""
+
+
+def refused_without_tensorflow(script, cases):
+  """Runs run_scripts/<script>'s cases ([{flag: value}]) in one process;
+  asserts each is refused (exit status 1) and TensorFlow never imported.
+  Returns their messages."""
+  result = subprocess.run(
+      [sys.executable, "-c", _CASES_THEN_TENSORFLOW,
+       os.path.join(PROJECT_DIR, "tests", "support", "run_cases.py"),
+       os.path.join(PROJECT_DIR, "run_scripts", script)],
+      input=json.dumps([[f"--{name}={value}" for name, value in case.items()]
+                        for case in cases]),
+      capture_output=True, text=True, timeout=120, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  *_, outcomes, tensorflow = result.stdout.strip().splitlines()
+  outcomes = json.loads(outcomes)
+  assert [code for code, _ in outcomes] == [1] * len(cases), outcomes
+  assert tensorflow == "False"
+  return [message for _, message in outcomes]
+
+
+def test_convert_checkpoint_refuses_bad_input_before_importing_tensorflow(
+    tmp_path):
+  source = os.path.join(SHARED_DIR, "reference", "huggingface",
+                        "bert_for_sequence_classification")
+  config = json.load(open(os.path.join(source, "config.json")))
+  for name, change in (("roberta", {"model_type": "roberta"}),
+                       ("pickled", {})):
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "config.json").write_text(json.dumps(
+        {**config, **change}))
+  (tmp_path / "pickled" / "pytorch_model.bin").write_bytes(b"")
+  (tmp_path / "original").mkdir()
+  (tmp_path / "original" / "bert_config.json").write_text(
+      '{"vocab_size": "many"}')
+  (tmp_path / "taken").mkdir()
+  (tmp_path / "taken" / "notes.txt").write_text("the user's")
+  out = {"output_dir": tmp_path / "out", "output_format": "original"}
+  messages = refused_without_tensorflow("convert_checkpoint.py", [
+      {"input_dir": source, "output_dir": tmp_path / "taken",
+       "output_format": "original"},
+      {"input_dir": tmp_path / "missing", **out},
+      {"input_dir": tmp_path / "taken", **out},
+      {"input_dir": tmp_path / "roberta", **out},
+      {"input_dir": tmp_path / "pickled", **out},
+      {"input_dir": tmp_path / "original", **out},
+      {"input_dir": source, **out, "output_format": "onnx"},
+      {"input_dir": source, **out, "dtype": "float64"}])
+  for message, expected in zip(messages, [
+      "already holds notes.txt", "missing: not a directory",
+      "taken: neither a Hugging Face folder", "model_type 'roberta'",
+      "pytorch_model.bin: PyTorch pickle weights",
+      "field 'vocab_size' must be int", "--output_format",
+      "--dtype"]):
+    assert expected in message, message
+
+
+def test_data_tools_refuse_bad_flags_before_importing_tensorflow(tmp_path):
+  text, vocab = tmp_path / "text.txt", tmp_path / "vocab.txt"
+  text.write_text("One sentence.\nAnother one.\n\nA new document.\n")
+  vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\none\n")
+  vocab_out = {"input_file": text, "output_file": tmp_path / "out.txt"}
+  messages = refused_without_tensorflow("build_vocab.py", [
+      {**vocab_out, "vocab_size": 10},
+      {**vocab_out, "input_file": tmp_path / "missing.txt"},
+      {**vocab_out, "output_file": text}])
+  for message, expected in zip(messages, [
+      "--vocab_size=10", "missing.txt", "--output_file"]):
+    assert expected in message, message
+  data_out = {"input_file": text, "vocab_file": vocab,
+              "output_file": tmp_path / "out.tfrecord"}
+  messages = refused_without_tensorflow("create_pretraining_data.py", [
+      {**data_out, "max_seq_length": 3},
+      {**data_out, "vocab_file": tmp_path / "missing.txt"},
+      {**data_out, "output_file": text},
+      data_out])
+  for message, expected in zip(messages, [
+      "--max_seq_length=3", "missing.txt", "--output_file", "[MASK]"]):
+    assert expected in message, message

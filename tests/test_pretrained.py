@@ -73,3 +73,18 @@ def test_a_hugging_face_folder_fine_tunes_on_raw_text_in_keras():
                            verbose=0)
   assert len(history.history["loss"]) == 2
   assert classifier.predict(texts, verbose=0)["probabilities"].shape == (4, 2)
+
+
+def test_a_preprocessor_longer_than_the_model_is_refused_when_made(tmp_path):
+  vocab = tmp_path / "vocab.txt"
+  vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\nword\n")
+  config = bert_tf.BertConfig(vocab_size=5, max_position_embeddings=64)
+  pretrained = bert_tf.PretrainedModel(
+      config=config, model=None, vocab_file=str(vocab), load_report=None,
+      do_lower_case=True, labels=None)
+  assert pretrained.preprocessor(max_seq_length=64).max_seq_length == 64
+  with pytest.raises(ValueError, match=r"^max_seq_length=65 is over the "
+                     r"model's max_position_embeddings, 64$"):
+    pretrained.preprocessor(max_seq_length=65)
+  # The default (128) is capped at what the model takes.
+  assert pretrained.preprocessor().max_seq_length == 64

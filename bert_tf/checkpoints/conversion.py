@@ -5,27 +5,35 @@ Weights move by name, as arrays, and no model is built: every tensor is read
 (and checked) once, then written, so the weights are held once
 (benchmarks/convert_checkpoint.py). The output is written into a temporary
 directory and renamed into place when complete, into a new or empty
---output_dir only.
+--output_dir only. Each tensor keeps its dtype (float16 and bfloat16 ones
+stay half the size) unless the dtype asked for is another.
 """
 
+import copy
 import dataclasses
 import logging
 import os
 import shutil
 
-import tensorflow as tf
+import ml_dtypes
+import numpy as np
 
-from bert_tf import vocabulary
-from bert_tf.checkpoints import huggingface, tf_checkpoints
-from bert_tf.checkpoints.names import check_encoder_fits, expected_shape
+from bert_tf import tokenization_rules, vocabulary
+from bert_tf.checkpoints import huggingface, tokenizer_json
+from bert_tf.checkpoints.names import (NER_LABELS, check_encoder_fits,
+                                      expected_shape, labels_fields,
+                                      labels_of_fields)
 from bert_tf.config import BertConfig
 from bert_tf.files import file_io, output_paths
-from bert_tf.files.model_files import required_model_file
+from bert_tf.files.model_files import model_file, required_model_file
 
 logger = logging.getLogger(__name__)
 
 ORIGINAL, HUGGINGFACE = "original", "huggingface"
 FORMATS = (ORIGINAL, HUGGINGFACE)
+# The dtypes a conversion may write every tensor in.
+DTYPES = {"float32": np.float32, "float16": np.float16,
+          "bfloat16": ml_dtypes.bfloat16}
 ORIGINAL_CONFIG_FILE = "bert_config.json"
 ORIGINAL_CHECKPOINT = "bert_model.ckpt"
 VOCAB_FILE = "vocab.txt"
@@ -43,9 +51,14 @@ class Checkpoint:
       get_tensor).
     architecture_name: the transformers class of its head (see
       huggingface.ARCHITECTURES).
-    labels: the head's labels in order, where it classifies.
-    vocab_file: its vocab.txt.
+    labels: the head's labels in row order, where it classifies (a Hugging
+      Face folder's id2label; an original directory's bert_config.json
+      id2label, see names.labels_fields).
+    vocab_file: its vocab.txt, else its tokenizer.json (transformers 5
+      writes no vocab.txt).
     do_lower_case: as the directory says, or None.
+    problem_type: the classifier's (names.PROBLEM_TYPES), or None.
+    model_max_length: tokenizer_config.json's, or None where unset.
   """
   path: str
   format: str
@@ -55,6 +68,8 @@ class Checkpoint:
   labels: list
   vocab_file: str
   do_lower_case: object
+  problem_type: object = None
+  model_max_length: object = None
 
 
 def detect_format(directory):
@@ -70,46 +85,115 @@ def detect_format(directory):
                    f"({ORIGINAL_CONFIG_FILE} beside its checkpoint)")
 
 
-def open_checkpoint(directory, architecture_name=None):
+def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
+                    stored_dtypes=False):
   """Opens either format.
 
   Args:
     directory: the model directory.
+    needs_vocab: whether a directory without a vocabulary is refused (else
+      its vocab_file is None: a run given --vocab_file).
     architecture_name: the head to take (a transformers class, see
       huggingface.ARCHITECTURES); the checkpoint must hold its tensors. By
       default the head its variables hold (huggingface.architecture_of; a
       one-output classifier is run_swag's unless a folder's config.json
-      says BertForSequenceClassification).
+      says BertForSequenceClassification or the directory names its
+      labels), or a folder's class that bert_tf does not map
+      (huggingface.check_mapped).
+    stored_dtypes: the reader gives each tensor in its stored dtype, not
+      float32 (see huggingface.HuggingFaceFolder; an original checkpoint's
+      reader always does).
   """
   one_output = "BertForMultipleChoice"
   if detect_format(directory) == HUGGINGFACE:
-    reader = huggingface.HuggingFaceFolder(directory)
+    reader = huggingface.HuggingFaceFolder(directory, stored_dtypes)
     config_file = os.path.join(directory, huggingface.CONFIG_FILE)
     checkpoint = Checkpoint(directory, HUGGINGFACE, reader.config, reader,
-                            None, reader.labels, None, reader.do_lower_case)
+                            None, reader.labels, None, reader.do_lower_case,
+                            reader.problem_type)
     if reader.architecture_name == "BertForSequenceClassification":
       one_output = reader.architecture_name
+    if reader.architecture_name not in huggingface.ARCHITECTURES:
+      architecture_name = architecture_name or reader.architecture_name
   else:
     config_file = required_model_file(
         directory, ORIGINAL_CONFIG_FILE,
         "an original-format model directory has one")
+    config = BertConfig.from_json_file(config_file)
+    labels, problem_type = labels_of_fields(config.extra_fields, config_file)
+    tf_checkpoints = _tf_checkpoints()
     prefix = tf_checkpoints.resolve_checkpoint_path(directory)
-    checkpoint = Checkpoint(prefix, ORIGINAL,
-                            BertConfig.from_json_file(config_file),
-                            tf_checkpoints.open_reader(prefix), None, None,
-                            None, None)
+    checkpoint = Checkpoint(prefix, ORIGINAL, config,
+                            tf_checkpoints.open_reader(prefix), None, labels,
+                            None, None, problem_type)
+    if labels or problem_type:
+      one_output = "BertForSequenceClassification"
   shapes = checkpoint.reader.get_variable_to_shape_map()
   check_encoder_fits(checkpoint.config, shapes, checkpoint.path, config_file)
   checkpoint.architecture_name = architecture_name or \
       huggingface.architecture_of(shapes, checkpoint.path, one_output)
   if checkpoint.labels is None:
-    checkpoint.labels = huggingface.default_labels(
-        checkpoint.architecture_name, shapes.get("output_weights", [2])[0])
-  checkpoint.vocab_file = required_model_file(
-      directory, VOCAB_FILE, f"a BERT model directory has its {VOCAB_FILE}")
-  vocabulary.check_vocab_fits(checkpoint.vocab_file,
-                              checkpoint.config.vocab_size, config_file)
+    checkpoint.labels = _unnamed_labels(checkpoint.architecture_name, shapes)
+  tokenizer = tokenizer_json.read_folder(directory, model_file)
+  checkpoint.model_max_length = tokenizer.model_max_length
+  if checkpoint.do_lower_case is None:
+    checkpoint.do_lower_case = tokenizer.do_lower_case
+  checkpoint.vocab_file = _vocab_file(directory, tokenizer, needs_vocab)
+  if checkpoint.vocab_file is not None:
+    vocabulary.check_vocab_fits(checkpoint.vocab_file,
+                                checkpoint.config.vocab_size, config_file)
   return checkpoint
+
+
+def _vocab_file(directory, tokenizer, needs_vocab):
+  """vocab.txt where the directory has one, else its tokenizer.json; None
+  for neither unless needs_vocab. Where it has both, they must hold the
+  same tokens in the same order (else which one is the model's?)."""
+  vocab_file = model_file(directory, VOCAB_FILE)
+  if vocab_file is None:
+    vocab_file = tokenizer.tokenizer_file
+  elif tokenizer.settings is not None:
+    _check_same_tokens(vocab_file, tokenizer)
+  if vocab_file is None and needs_vocab:
+    required_model_file(
+        directory, VOCAB_FILE, f"a BERT model directory has its {VOCAB_FILE} "
+        f"(or a {tokenizer_json.TOKENIZER_FILE})")
+  return vocab_file
+
+
+def _check_same_tokens(vocab_file, tokenizer):
+  """Raises ValueError, naming both files, where vocab_file's {token: id}
+  is not the tokenizer.json's."""
+  tokens = list(tokenization_rules.load_vocab(vocab_file).items())
+  others = list(tokenizer.settings.vocab.items())
+  if tokens != others:
+    index = next((index for index, (token, other) in
+                  enumerate(zip(tokens, others)) if token != other),
+                 min(len(tokens), len(others)))
+    raise ValueError(
+        f"{vocab_file} and {tokenizer.tokenizer_file} hold different "
+        f"vocabularies ({len(tokens)} and {len(others)} tokens, first "
+        f"differing at line {index + 1}); a model has one")
+
+
+def _unnamed_labels(architecture_name, shapes):
+  """The labels of a head whose directory names none: run_ner's for a
+  tagger of its 9 rows (a run that stored no labels), else transformers'
+  LABEL_i."""
+  if architecture_name == "BertForTokenClassification":
+    rows = shapes.get("cls/ner/output_weights", [0])[0]
+    if rows == len(NER_LABELS):
+      return list(NER_LABELS)
+  else:
+    rows = shapes.get("output_weights", [2])[0]
+  return huggingface.default_labels(architecture_name, rows)
+
+
+def _tf_checkpoints():
+  """tf_checkpoints, imported where an original checkpoint is read or
+  written: TensorFlow comes with it, and no refusal before needs it."""
+  from bert_tf.checkpoints import tf_checkpoints  # pylint: disable=g-import-not-at-top
+  return tf_checkpoints
 
 
 def check_output_dir(output_dir):
@@ -129,19 +213,21 @@ def check_output_dir(output_dir):
 
 
 def convert(input_dir, output_dir, output_format, architecture_name=None,
-            do_lower_case=None):
+            do_lower_case=None, dtype=None):
   """Converts the model in `input_dir` into `output_dir` in `output_format`.
 
   Args:
-    input_dir: an original-format directory (bert_config.json, vocab.txt, a
-      checkpoint: released, a training run's or a community one's, whose
-      optimizer slots and global_step are left out) or a Hugging Face folder.
+    input_dir: an original-format directory (bert_config.json, vocab.txt
+      or a tokenizer.json, a checkpoint: released, a training run's or a
+      community one's, whose optimizer slots and global_step are left out)
+      or a Hugging Face folder.
     output_dir: a new or empty directory, or a symlink to one (the link
       stays; a dangling one's target is made).
     output_format: ORIGINAL or HUGGINGFACE.
     architecture_name: see open_checkpoint.
     do_lower_case: for tokenizer_config.json; None takes the input's, else
       what its vocabulary shows.
+    dtype: one of DTYPES to write every tensor in; None keeps each one's.
 
   Returns:
     The Checkpoint read.
@@ -149,41 +235,108 @@ def convert(input_dir, output_dir, output_format, architecture_name=None,
   if output_format not in FORMATS:
     raise ValueError(f"--output_format={output_format}: expected one of "
                      f"{', '.join(FORMATS)}")
+  if dtype is not None and dtype not in DTYPES:
+    raise ValueError(f"--dtype={dtype}: expected one of {', '.join(DTYPES)}")
   check_output_dir(output_dir)
-  source = open_checkpoint(input_dir, architecture_name)
+  source = open_checkpoint(input_dir, architecture_name, stored_dtypes=True)
+  huggingface.check_mapped(source.architecture_name, source.path)
   architecture = huggingface.ARCHITECTURES[source.architecture_name]
-  # An original checkpoint is written from TensorFlow tensors: each array
-  # becomes one as it is read, by tf.identity, whose result owns one buffer
-  # (a tensor converted from numpy holds two: BERT-Large then peaks at 3.4 GB
-  # instead of 2.2, benchmarks/convert_checkpoint.py).
-  tensors = _checked_tensors(
-      source, architecture, tf.identity if output_format == ORIGINAL else None)
+  tensors = _checked_tensors(source, architecture, DTYPES.get(dtype),
+                             output_format == ORIGINAL)
   if do_lower_case is None:
     do_lower_case = source.do_lower_case
   if do_lower_case is None:
     do_lower_case = vocabulary.vocab_is_lower_cased(source.vocab_file)
-  target = file_io.resolved(output_dir)
-  file_io.makedirs(os.path.dirname(target))
-  with file_io.held_temporary(target, directory=True) as temporary:
-    if output_format == HUGGINGFACE:
-      huggingface.write_folder_files(
-          temporary, source.config, source.architecture_name, tensors,
-          do_lower_case, source.labels)
-    else:
-      _write_original(temporary, source, tensors)
-    shutil.copyfile(source.vocab_file, os.path.join(temporary, VOCAB_FILE))
-    check_output_dir(output_dir)
-    if file_io.exists(target):
-      os.rmdir(target)
-    os.rename(temporary, target)
+  write_model_directory(
+      output_dir, output_format, ModelFiles(
+          source.config, source.architecture_name, tensors, source.labels,
+          source.problem_type, source.vocab_file, do_lower_case, input_dir))
   logger.info("Converted %s (%s, %s) into %s (%s)", input_dir, source.format,
               source.architecture_name, output_dir, output_format)
   return source
 
 
-def _checked_tensors(source, architecture, convert=None):
-  """{original name: array, or convert(array)} of the architecture's
-  tensors, each checked against the config."""
+@dataclasses.dataclass
+class ModelFiles:
+  """What a model directory is written from, in either format.
+
+  Attributes:
+    tensors: {original name: array} of the architecture's tensors
+      (huggingface.original_names), in the original layout; TensorFlow
+      tensors too for an original-format output.
+    labels, problem_type: the head's (see Checkpoint).
+    vocab_file: vocab.txt, or a tokenizer.json.
+    do_lower_case: the tokenizer's casing.
+    tokenizer_dir: the directory whose tokenizer.json and
+      tokenizer_config.json a Hugging Face output takes as they are, or
+      None.
+  """
+  config: BertConfig
+  architecture_name: str
+  tensors: dict
+  labels: list
+  problem_type: object
+  vocab_file: str
+  do_lower_case: bool
+  tokenizer_dir: object = None
+
+
+def write_model_directory(output_dir, output_format, files):
+  """Writes `files` (a ModelFiles) as a model directory in output_format
+  into a temporary directory, renamed into place when complete: into a new
+  or empty output_dir only (see check_output_dir), checked again before
+  the rename. What convert() and BertKerasModel.save_pretrained write."""
+  target = file_io.resolved(output_dir)
+  file_io.makedirs(os.path.dirname(target))
+  with file_io.held_temporary(target, directory=True) as temporary:
+    if output_format == HUGGINGFACE:
+      huggingface.write_folder_files(
+          temporary, files.config, files.architecture_name, files.tensors,
+          files.do_lower_case, files.labels, files.problem_type)
+    else:
+      _write_original(temporary, files)
+    _copy_tokenizer_files(files, temporary, output_format)
+    check_output_dir(output_dir)
+    if file_io.exists(target):
+      os.rmdir(target)
+    os.rename(temporary, target)
+
+
+def _copy_tokenizer_files(files, directory, output_format):
+  """vocab.txt as the input has it, else written from its tokenizer.json
+  for an original-format output. The tokenizer_dir's tokenizer.json and
+  tokenizer_config.json go into a Hugging Face output as they are (over the
+  tokenizer_config.json written for it), so do_lower_case must be theirs."""
+  vocab_file, input_dir = files.vocab_file, files.tokenizer_dir
+  if not tokenizer_json.is_tokenizer_json(vocab_file):
+    shutil.copyfile(vocab_file, os.path.join(directory, VOCAB_FILE))
+  elif output_format == ORIGINAL:
+    vocabulary.write_vocab(tokenization_rules.load_vocab(vocab_file),
+                           os.path.join(directory, VOCAB_FILE))
+  if output_format == ORIGINAL or input_dir is None:
+    return
+  tokenizer_file = model_file(input_dir, tokenizer_json.TOKENIZER_FILE)
+  if tokenizer_file is None:
+    return
+  vocabulary.check_do_lower_case(tokenizer_file, files.do_lower_case)
+  for name in (tokenizer_json.TOKENIZER_FILE,
+               tokenizer_json.TOKENIZER_CONFIG_FILE):
+    path = model_file(input_dir, name)
+    if path is not None:
+      shutil.copyfile(path, os.path.join(directory, name))
+
+
+def _checked_tensors(source, architecture, dtype, as_tensors):
+  """{original name: array} of the architecture's tensors, each checked
+  against the config and cast to `dtype` (None: kept), or TensorFlow
+  tensors (as_tensors: what an original checkpoint is written from)."""
+  tf_checkpoints = _tf_checkpoints()
+
+  def convert(value):
+    if dtype is not None:
+      value = value.astype(dtype, copy=False)
+    return tf_checkpoints.as_tensor(value) if as_tensors else value
+
   stored = source.reader.get_variable_to_shape_map()
   num_labels = huggingface.num_labels_of(source.architecture_name,
                                          source.labels)
@@ -198,19 +351,29 @@ def _checked_tensors(source, architecture, convert=None):
                        f"{list(stored[name])}, but its config makes it "
                        f"{expected}")
   tf_checkpoints.check_floats(source.reader, source.path, names)
-  return tf_checkpoints.read_tensors(source.reader, source.path, names, convert)
+  return tf_checkpoints.read_tensors(source.reader, source.path, names,
+                                    convert)
 
 
-def _write_original(directory, source, tensors):
-  """bert_config.json and bert_model.ckpt (with global_step 0, as released)."""
-  if source.config.hidden_act == "gelu_exact":
+def _write_original(directory, files):
+  """bert_config.json (with a classifier's labels and problem_type, see
+  names.labels_fields) and bert_model.ckpt (with global_step 0, as
+  released)."""
+  tf_checkpoints = _tf_checkpoints()
+  if files.config.hidden_act == "gelu_exact":
     logger.warning(
         "hidden_act is the exact (erf) GELU, which Hugging Face calls "
         "\"gelu\": bert_config.json says gelu_exact, which bert_tf computes; "
         "the original modeling.py knows only the tanh approximation (gelu)")
+  config = files.config
+  if files.architecture_name in huggingface.LABELLED_ARCHITECTURES:
+    config = copy.copy(config)  # the file it was read from, if unchanged
+    config.extra_fields = {**config.extra_fields, **labels_fields(
+        files.labels, files.problem_type)}
   config_file = os.path.join(directory, ORIGINAL_CONFIG_FILE)
   with file_io.open_file(config_file, "w") as writer:
-    writer.write(source.config.to_json_string())
-  tensors[tf_checkpoints.GLOBAL_STEP] = tf.constant(0, tf.int64)
+    writer.write(config.to_json_string())
+  tensors = files.tensors
+  tensors[tf_checkpoints.GLOBAL_STEP] = np.array(0, np.int64)
   tf_checkpoints.write_checkpoint(
       os.path.join(directory, ORIGINAL_CHECKPOINT), tensors)

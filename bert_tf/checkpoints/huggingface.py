@@ -2,7 +2,8 @@
 
 A folder as transformers' save_pretrained writes it: config.json,
 model.safetensors (or shards listed in model.safetensors.index.json),
-vocab.txt and tokenizer_config.json. Its tensors are named after PyTorch
+vocab.txt (transformers 5: tokenizer.json instead) and tokenizer_config
+.json. Its tensors are named after PyTorch
 modules ("bert.encoder.layer.0.attention.self.query.weight", dense weights
 [out, in]); read here, they answer to the original checkpoint names
 ("bert/encoder/layer_0/attention/self/query/kernel", [in, out]), so that
@@ -17,13 +18,13 @@ import json
 import os
 import re
 
-# Imported for what it does to numpy: it learns bfloat16, in which some
-# folders store their weights.
-import ml_dtypes  # pylint: disable=unused-import
+import ml_dtypes
 import numpy as np
 
-from bert_tf.checkpoints.names import (NER_LABELS, check_layer_count,
-                                      encoder_names, expected_shape)
+from bert_tf.checkpoints import tokenizer_json
+from bert_tf.checkpoints.names import (check_layer_count, encoder_names,
+                                      expected_shape, labels_fields,
+                                      labels_of_fields)
 from bert_tf.config import BertConfig, read_json_object
 from bert_tf.files import file_io
 from bert_tf.files.model_files import model_file, required_model_file
@@ -31,7 +32,7 @@ from bert_tf.files.model_files import model_file, required_model_file
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 WEIGHTS_INDEX_FILE = "model.safetensors.index.json"
-TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+TOKENIZER_CONFIG_FILE = tokenizer_json.TOKENIZER_CONFIG_FILE
 # Weights saved by torch.save: pickles, which can run code when loaded.
 _PICKLE_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json")
 
@@ -75,6 +76,7 @@ ARCHITECTURES = {
     "BertModel": Architecture({}, prefix=""),
     "BertForPreTraining": Architecture({**_MASKED_LM_NAMES,
                                         **_NEXT_SENTENCE_NAMES}),
+    "BertForNextSentencePrediction": Architecture(_NEXT_SENTENCE_NAMES),
     # bert-base-uncased and many others on the Hub name this class (often
     # with the next-sentence head and the pooler stored as well).
     "BertForMaskedLM": Architecture(_MASKED_LM_NAMES, has_pooler=False),
@@ -90,11 +92,20 @@ ARCHITECTURES = {
         _classifier("cls/ner/"), has_pooler=False),
 }
 
+# The heads whose rows are labels (id2label): the rest have none, or one
+# output per ending or per span edge.
+LABELLED_ARCHITECTURES = ("BertForSequenceClassification",
+                          "BertForTokenClassification",
+                          "BertForNextSentencePrediction")
+# A class bert_tf does not map: its encoder is read, its head is not.
+_UNMAPPED = Architecture({})
+
 _POOLER_SCOPE = "bert/pooler/"
 # A stored encoder layer's tensors (canonical names), by layer number.
 _STORED_LAYER = re.compile(r"bert\.encoder\.layer\.(\d+)\.")
-# safetensors' names of the dtypes weights may be stored in.
-_FLOAT_DTYPES = ("F16", "BF16", "F32", "F64")
+# safetensors' names of the dtypes weights may be stored in, as numpy's.
+_FLOAT_DTYPES = {"F16": np.float16, "BF16": ml_dtypes.bfloat16,
+                 "F32": np.float32, "F64": np.float64}
 
 # Tensors transformers saves that carry nothing of their own: position ids,
 # and the decoder, tied to the word embeddings and the output bias.
@@ -155,6 +166,8 @@ def architecture_of(shapes, where, one_output="BertForMultipleChoice"):
   if "cls/predictions/output_bias" in shapes:
     found.add("BertForPreTraining" if "cls/seq_relationship/output_weights"
               in shapes else "BertForMaskedLM")
+  elif "cls/seq_relationship/output_weights" in shapes:
+    found.add("BertForNextSentencePrediction")
   for scope, name in (("cls/squad/", "BertForQuestionAnswering"),
                       ("cls/ner/", "BertForTokenClassification")):
     if any(variable.startswith(scope) for variable in shapes):
@@ -174,9 +187,18 @@ def _is_transposed(original):
 
 def num_labels_of(architecture_name, labels):
   """How many rows the head's output_weights has."""
-  return {"BertForMultipleChoice": 1,
-          "BertForTokenClassification": len(NER_LABELS)}.get(
-              architecture_name, len(labels))
+  return 1 if architecture_name == "BertForMultipleChoice" else len(labels)
+
+
+def check_mapped(architecture_name, where):
+  """Raises ValueError unless bert_tf maps the class (ARCHITECTURES): its
+  head cannot be built or converted, though its encoder loads."""
+  if architecture_name not in ARCHITECTURES:
+    raise ValueError(
+        f"{where}: architecture {architecture_name!r} is not one bert_tf "
+        f"maps (it maps {', '.join(ARCHITECTURES)}); its encoder alone "
+        f"loads: load_pretrained(folder, bert_tf.BertEncoder), or convert "
+        f"it with --architecture=BertModel")
 
 
 class HuggingFaceFolder:
@@ -191,19 +213,27 @@ class HuggingFaceFolder:
     config: its BertConfig (config.json mapped, see BertConfig).
     architecture_name: the transformers class, from config.json's
       "architectures" (or, where it has none, from the tensor names).
-    labels: the class labels in head order (id2label; run_ner's order for
-      token classification).
+    labels: the class labels in the head's row order (id2label, else
+      transformers' LABEL_i for num_labels).
+    problem_type: config.json's (PROBLEM_TYPES), or None.
     do_lower_case: tokenizer_config.json's, or None where it does not say.
+
+  Args:
+    folder: the folder.
+    stored_dtypes: get_tensor gives each floating-point tensor in the dtype
+      it is stored in (a conversion keeps float16 and bfloat16), not
+      float32 (what a bert_tf model's variables load).
 
   Raises (on opening):
     FileNotFoundError: no config.json or no safetensors weights.
     ValueError: one line naming the file and the tensor or field: a
       pickle-only folder, another model_type, a missing tensor, a shape
-      that disagrees with config.json, labels run_ner does not have.
+      that disagrees with config.json, a bad id2label or problem_type.
   """
 
-  def __init__(self, folder):
+  def __init__(self, folder, stored_dtypes=False):
     self.folder = folder
+    self._stored_dtypes = stored_dtypes
     config_file = required_model_file(
         folder, CONFIG_FILE, "a Hugging Face model folder has one")
     values = read_json_object(config_file)
@@ -213,12 +243,9 @@ class HuggingFaceFolder:
     self._stored = self._stored_names()
     self._check_layer_count(config_file)
     self.architecture_name = self._architecture(values, config_file)
-    architecture = ARCHITECTURES[self.architecture_name]
-    self.labels = _labels(values, self.architecture_name, config_file)
-    self._rows = None
-    if self.architecture_name == "BertForTokenClassification":
-      self._rows = _tag_rows(self.labels, config_file)
-      self.labels = list(NER_LABELS)
+    architecture = ARCHITECTURES.get(self.architecture_name, _UNMAPPED)
+    self.labels, self.problem_type = _labels(values, self.architecture_name,
+                                             config_file)
     # The class's tensors (its pooler may be left out), and the pretraining
     # heads and pooler wherever they are stored too. (A dict of names: in
     # order, and each looked up at once.)
@@ -296,7 +323,8 @@ class HuggingFaceFolder:
     check_layer_count(layers, self.config, self._weights_file, config_file)
 
   def _architecture(self, values, config_file):
-    """config.json's architecture, else the one its tensor names show."""
+    """config.json's architecture (one bert_tf does not map too: see
+    check_mapped), else the one its tensor names show."""
     named = values.get("architectures") or []
     if not isinstance(named, list) or not all(
         isinstance(name, str) for name in named):
@@ -304,14 +332,12 @@ class HuggingFaceFolder:
           f"{config_file}: \"architectures\" is {named!r}; expected a list "
           f"of class names, e.g. [\"BertForSequenceClassification\"]")
     if named:
-      if named[0] not in ARCHITECTURES:
-        raise ValueError(
-            f"{config_file}: architecture {named[0]!r} is not one bert_tf "
-            f"maps; it maps {', '.join(ARCHITECTURES)}")
       return named[0]
     if any(name.startswith("cls.predictions.") for name in self._stored):
       return "BertForPreTraining" if "cls.seq_relationship.weight" in \
           self._stored else "BertForMaskedLM"
+    if "cls.seq_relationship.weight" in self._stored:
+      return "BertForNextSentencePrediction"
     if "qa_outputs.weight" in self._stored:
       return "BertForQuestionAnswering"
     if "classifier.weight" in self._stored:
@@ -354,8 +380,15 @@ class HuggingFaceFolder:
   def _stored_shape(self, name):
     return self._headers[self._stored[name]][1]
 
+  def _dtype(self, name):
+    """The dtype get_tensor gives a stored tensor (canonical name)."""
+    stored = self._headers[self._stored[name]][0]
+    if self._stored_dtypes and stored in _FLOAT_DTYPES:
+      return np.dtype(_FLOAT_DTYPES[stored])
+    return np.dtype(np.float32)
+
   def _read(self, name):
-    """A stored tensor as float32, by its canonical name."""
+    """A stored tensor in its _dtype, by its canonical name."""
     from safetensors import safe_open  # pylint: disable=g-import-not-at-top
     path = self._file_of(name)
     try:
@@ -364,7 +397,7 @@ class HuggingFaceFolder:
     except Exception as error:  # safetensors raises its own SafetensorError
       raise ValueError(f"{path}: cannot read tensor {name} ({error})") \
           from None
-    return value.astype(np.float32, copy=False)
+    return value.astype(self._dtype(name), copy=False)
 
   def get_variable_to_shape_map(self):
     """{original name: shape} of the folder's tensors; a stored tensor
@@ -376,9 +409,11 @@ class HuggingFaceFolder:
     return shapes
 
   def get_variable_to_dtype_map(self):
-    """What get_tensor gives: float32 for every tensor (other dtypes are
-    refused on opening)."""
-    return {name: np.float32 for name in self.get_variable_to_shape_map()}
+    """What get_tensor gives: float32 for every tensor, or each one's own
+    with stored_dtypes (the model's are floats: others are refused on
+    opening)."""
+    return {name: self._dtype(self._names.get(name, name))
+            for name in self.get_variable_to_shape_map()}
 
   def get_tensor(self, original):
     """The tensor under its original name, in the original's layout."""
@@ -387,8 +422,6 @@ class HuggingFaceFolder:
     value = self._read(self._names[original])
     if _is_transposed(original):
       value = np.ascontiguousarray(value.T)
-    if self._rows is not None and original.startswith("cls/ner/"):
-      value = value[self._rows]
     return value
 
 
@@ -425,62 +458,39 @@ def _tensor_headers(path):
 
 
 def _labels(values, architecture_name, config_file):
-  """id2label's labels in id order, else default_labels' for num_labels."""
-  id2label = values.get("id2label")
-  if not id2label:
-    count = values.get("num_labels", 2)
-    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-      raise ValueError(f"{config_file}: \"num_labels\" is {count!r}; "
-                       f"expected a whole number of at least 1")
-    return default_labels(architecture_name, count)
-  if not isinstance(id2label, dict):
-    raise ValueError(f"{config_file}: \"id2label\" is {id2label!r}; "
-                     f"expected an object {{\"0\": label, ...}}")
-  labels = {}
-  for key, label in id2label.items():
-    if not key.isdigit() or not isinstance(label, str):
-      raise ValueError(
-          f"{config_file}: \"id2label\" entry {key!r}: {label!r} is not a "
-          f"label id (0, 1, ...) with its label's name (a string)")
-    labels[int(key)] = label
-  if sorted(labels) != list(range(len(id2label))):
-    raise ValueError(f"{config_file}: \"id2label\" has ids "
-                     f"{sorted(map(int, id2label))}; expected 0 to "
-                     f"{len(id2label) - 1}, one label each")
-  return [labels[index] for index in range(len(labels))]
+  """(labels, problem_type): id2label's labels in id order, else
+  default_labels' for num_labels."""
+  labels, problem_type = labels_of_fields(values, config_file)
+  if labels is not None:
+    return labels, problem_type
+  count = values.get("num_labels", 2)
+  if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+    raise ValueError(f"{config_file}: \"num_labels\" is {count!r}; "
+                     f"expected a whole number of at least 1")
+  return default_labels(architecture_name, count), problem_type
 
 
 def default_labels(architecture_name, count):
-  """The labels of a head that names none: run_ner's for token
-  classification, one for multiple choice, else transformers' LABEL_i."""
-  if architecture_name == "BertForTokenClassification":
-    return list(NER_LABELS)
+  """The labels of a head that names none: transformers' LABEL_i, one for
+  multiple choice."""
   if architecture_name == "BertForMultipleChoice":
     count = 1
   return [f"LABEL_{index}" for index in range(count)]
 
 
-def _tag_rows(labels, config_file):
-  """For each of run_ner's labels, its row in the folder's classifier."""
-  if sorted(labels) != sorted(NER_LABELS):
-    raise ValueError(
-        f"{config_file}: id2label {list(labels)} is not run_ner's label set "
-        f"{list(NER_LABELS)}")
-  return [labels.index(label) for label in NER_LABELS]
-
-
 def check_do_lower_case(path, do_lower_case):
-  """Raises where `path` is a folder whose tokenizer_config.json says its
-  model was trained on other casing than do_lower_case (the original checks
-  released checkpoints by name, tokenization.validate_case_matches_checkpoint)."""
-  if not path or not is_folder(path):
+  """Raises where `path` is a model directory whose tokenizer.json or
+  tokenizer_config.json says its model was trained on other casing than
+  do_lower_case (the original checks released checkpoints by name,
+  tokenization.validate_case_matches_checkpoint)."""
+  if not path or not file_io.isdir(path):
     return
-  said = _do_lower_case(path)
+  tokenizer = tokenizer_json.read_folder(path, model_file)
+  said = tokenizer.do_lower_case
   if said is not None and said != bool(do_lower_case):
     raise ValueError(
-        f"--do_lower_case={bool(do_lower_case)}, but "
-        f"{os.path.join(path, TOKENIZER_CONFIG_FILE)} says do_lower_case "
-        f"{said}: pass --do_lower_case={said}")
+        f"--do_lower_case={bool(do_lower_case)}, but {tokenizer.where_said} "
+        f"says do_lower_case {said}: pass --do_lower_case={said}")
 
 
 def folder_files(folder):
@@ -490,28 +500,22 @@ def folder_files(folder):
 
 
 def _do_lower_case(folder):
-  path = model_file(folder, TOKENIZER_CONFIG_FILE)
-  if path is None:
-    return None
-  value = read_json_object(path).get("do_lower_case")
-  return value if isinstance(value, bool) else None
+  return tokenizer_json.read_folder(folder, model_file).do_lower_case
 
 
-def huggingface_config(config, architecture_name, labels):
+def huggingface_config(config, architecture_name, labels,
+                       problem_type=None):
   """config.json's object for `config` as `architecture_name`."""
   values = {"architectures": [architecture_name]}
   values.update(config.to_huggingface_dict())
   values["pad_token_id"] = 0
-  if architecture_name in ("BertForSequenceClassification",
-                           "BertForTokenClassification"):
-    values["id2label"] = {str(index): label
-                          for index, label in enumerate(labels)}
-    values["label2id"] = {label: index for index, label in enumerate(labels)}
+  if architecture_name in LABELLED_ARCHITECTURES:
+    values.update(labels_fields(labels, problem_type))
   return values
 
 
 def write_folder_files(directory, config, architecture_name, tensors,
-                       do_lower_case, labels):
+                       do_lower_case, labels, problem_type=None):
   """Writes config.json, model.safetensors and tokenizer_config.json into
   `directory` (a new one the caller renames into place).
 
@@ -532,7 +536,8 @@ def write_folder_files(directory, config, architecture_name, tensors,
   save_file(weights, os.path.join(directory, WEIGHTS_FILE),
             metadata={"format": "pt"})
   _write_json(os.path.join(directory, CONFIG_FILE),
-              huggingface_config(config, architecture_name, labels))
+              huggingface_config(config, architecture_name, labels,
+                                 problem_type))
   _write_json(os.path.join(directory, TOKENIZER_CONFIG_FILE),
               {"do_lower_case": bool(do_lower_case),
                "tokenizer_class": "BertTokenizer",

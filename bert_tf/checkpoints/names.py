@@ -5,18 +5,62 @@ A table from each original name ("bert/encoder/layer_0/attention/self/query/
 kernel") to the attribute path of its Keras variable, since Keras 3 forbids
 "/" in layer names. Every weight keeps the original shape, which a config
 gives (expected_shape), so a checkpoint is checked against a config before
-any model is built (check_encoder_fits). Also the labels of run_ner's head
-rows, which a conversion to or from Hugging Face maps.
+any model is built (check_encoder_fits). Also a head's labels as a
+bert_config.json keeps them (labels_fields), and run_ner's labels.
 """
 
 import re
 
 # run_ner's head (cls/ner/) has a row per CoNLL-2003 tag, in this order: O,
-# then B- and I- of each entity type (IOB2). Converting it to or from a
-# Hugging Face token classifier maps its rows by these labels.
+# then B- and I- of each entity type (IOB2).
 NER_ENTITY_TYPES = ("PER", "LOC", "ORG", "MISC")
 NER_LABELS = ("O",) + tuple(f"{prefix}-{entity}" for entity in NER_ENTITY_TYPES
                             for prefix in ("B", "I"))
+
+# transformers' problem_type values: what a classifier's logits are for.
+PROBLEM_TYPES = ("regression", "single_label_classification",
+                 "multi_label_classification")
+
+
+def labels_fields(labels, problem_type=None):
+  """{field: value} naming a head's labels (in row order) and problem_type
+  as Hugging Face's config.json does: extra fields for a bert_config.json
+  (BertConfig.extra_fields), which the original's BertConfig keeps as
+  attributes, so that a converted directory names its labels."""
+  fields = {"id2label": {str(index): label
+                         for index, label in enumerate(labels)},
+            "label2id": {label: index for index, label in enumerate(labels)}}
+  if problem_type is not None:
+    fields["problem_type"] = problem_type
+  return fields
+
+
+def labels_of_fields(values, where):
+  """(labels in row order, or None; problem_type, or None) from a config's
+  fields (labels_fields' or a config.json's); bad ones name `where`."""
+  problem_type = values.get("problem_type")
+  if problem_type is not None and problem_type not in PROBLEM_TYPES:
+    raise ValueError(f"{where}: \"problem_type\" is {problem_type!r}; "
+                     f"expected one of {', '.join(PROBLEM_TYPES)}")
+  id2label = values.get("id2label")
+  if not id2label:
+    return None, problem_type
+  if not isinstance(id2label, dict):
+    raise ValueError(f"{where}: \"id2label\" is {id2label!r}; "
+                     f"expected an object {{\"0\": label, ...}}")
+  labels = {}
+  for key, label in id2label.items():
+    if not key.isdigit() or not isinstance(label, str):
+      raise ValueError(
+          f"{where}: \"id2label\" entry {key!r}: {label!r} is not a "
+          f"label id (0, 1, ...) with its label's name (a string)")
+    labels[int(key)] = label
+  if sorted(labels) != list(range(len(id2label))):
+    raise ValueError(f"{where}: \"id2label\" has ids "
+                     f"{sorted(map(int, id2label))}; expected 0 to "
+                     f"{len(id2label) - 1}, one label each")
+  return [labels[index] for index in range(len(labels))], problem_type
+
 
 # Original name -> attribute path from a BertEncoder.
 _EMBEDDING_NAMES = {

@@ -2,8 +2,7 @@
 
 import keras
 
-# tf.contrib.layers.layer_norm's variance epsilon, which BERT never changed.
-LAYER_NORM_EPSILON = 1e-12
+from bert_tf.config import LAYER_NORM_EPSILON
 
 
 def layer_norm(name, epsilon=LAYER_NORM_EPSILON):

@@ -1,6 +1,7 @@
 """BERT models: the encoder and the models built on it."""
 
-from bert_tf.models.classifier import BertClassifier
+from bert_tf.models.classifier import (BertClassifier,
+                                      BertNextSentenceClassifier)
 from bert_tf.models.encoder import BertEncoder
 from bert_tf.models.pretrainer import BertPretrainer
 from bert_tf.models.span_labeler import BertSpanLabeler

@@ -34,6 +34,14 @@ def check_positive_int(value, name, model_name):
                      ">= 1")
 
 
+def check_labels(labels, num_labels, model_name):
+  """Raises ValueError unless labels is None or names each of the
+  num_labels rows of the head."""
+  if labels is not None and len(labels) != num_labels:
+    raise ValueError(f"{model_name}: {len(labels)} labels for "
+                     f"num_labels={num_labels}")
+
+
 def check_quantization_mode(model_name, mode, config):
   """Raises ValueError unless quantize(mode, config) asks for one of
   QUANTIZATION_MODES (config: a QuantizationConfig, or a mode's name, as
@@ -95,6 +103,10 @@ class BertKerasModel(keras.Model):
 
   # int32 ids of rank 2 ([batch_size, seq_length]) for each name.
   input_ranks = {name: 2 for name in ENCODER_INPUTS}
+
+  # The transformers classes save_pretrained may write the model as, its
+  # default first (the inverse of pretrained.MODEL_CLASSES); none: refused.
+  huggingface_architectures = ()
 
   # The mode quantize() was given, kept in get_config: from_config
   # quantizes the new model the same way, so that a .keras file's quantized
@@ -187,6 +199,24 @@ class BertKerasModel(keras.Model):
     """The constructor's arguments from get_config's dict (a subclass
     deserialises what it serialised)."""
     return config
+
+  def save_pretrained(self, directory, format="huggingface", vocab_file=None,
+                      architecture=None):
+    """Writes the model as a model directory, as convert_checkpoint would
+    from its checkpoint: "huggingface" (config.json of its transformers
+    class and head's labels, model.safetensors, tokenizer files) or
+    "original" (bert_config.json, bert_model.ckpt, vocab.txt), into a new
+    or empty `directory`.
+
+    Args:
+      vocab_file: the vocabulary of a model without a preprocessor (one
+        with a preprocessor writes its own).
+      architecture: the transformers class, where the model is more than
+        one (a BertPretrainer: "BertForPreTraining", or "BertForMaskedLM");
+        see huggingface_architectures.
+    """
+    from bert_tf.checkpoints import saving  # pylint: disable=g-import-not-at-top
+    saving.save_pretrained(self, directory, format, vocab_file, architecture)
 
   def export(self, filepath, format="tf_saved_model", verbose=None,
              input_signature=None, **kwargs):

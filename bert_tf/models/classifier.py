@@ -4,9 +4,10 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from bert_tf.checkpoints.names import PROBLEM_TYPES
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.dropout import Dropout
-from bert_tf.models.base import check_positive_int
+from bert_tf.models.base import check_labels, check_positive_int
 from bert_tf.models.encoder import EncoderModel
 from bert_tf.text.preprocessor import (BertPreprocessor, as_keras_texts,
                                        as_text_tensors)
@@ -25,6 +26,13 @@ class BertClassifier(EncoderModel):
   Args:
     config: a BertConfig (or its dict).
     num_labels: the number of classes, or 1 for regression.
+    problem_type: as transformers' config says what the logits are for
+      (names.PROBLEM_TYPES): "multi_label_classification" gives each
+      label's sigmoid, "regression" (num_labels 1) the prediction, and
+      "single_label_classification" a softmax; None: regression for one
+      label, else a softmax.
+    labels: the classes' names in row order, or None (save_pretrained
+      then writes transformers' LABEL_i).
     preprocessor: an optional BertPreprocessor, of no more tokens than
       config.vocab_size and no longer sequences than
       config.max_position_embeddings; the model then takes raw text (a
@@ -35,8 +43,8 @@ class BertClassifier(EncoderModel):
     the model has a preprocessor, text (which it packs).
 
   Outputs: a dict with logits [batch_size, num_labels] and either
-    probabilities [batch_size, num_labels] (softmax) or, for regression,
-    predictions [batch_size]; all float32.
+    probabilities [batch_size, num_labels] (softmax, or sigmoid for
+    multi-label) or, for regression, predictions [batch_size]; all float32.
 
   Example:
     >>> from bert_tf.config import BertConfig
@@ -50,15 +58,21 @@ class BertClassifier(EncoderModel):
   # The original's run_classifier creates its layer outside any scope.
   checkpoint_head_names = {"output_weights": "output_head.output_weights",
                            "output_bias": "output_head.output_bias"}
+  huggingface_architectures = ("BertForSequenceClassification",)
 
-  config_arguments = ("num_labels",)
+  config_arguments = ("num_labels", "problem_type", "labels")
 
-  def __init__(self, config, num_labels, preprocessor=None, **kwargs):
+  def __init__(self, config, num_labels, preprocessor=None, problem_type=None,
+               labels=None, **kwargs):
     super().__init__(config, **kwargs)
     check_positive_int(num_labels, "num_labels", type(self).__name__)
+    _check_problem_type(problem_type, num_labels, type(self).__name__)
+    check_labels(labels, num_labels, type(self).__name__)
     if preprocessor is not None:
       self._check_preprocessor(preprocessor)
     self.num_labels = num_labels
+    self.problem_type = problem_type
+    self.labels = None if labels is None else list(labels)
     self.preprocessor = preprocessor
     self.dropout = Dropout(0.1)
     self.output_head = ClassificationHead(
@@ -89,7 +103,8 @@ class BertClassifier(EncoderModel):
 
   @property
   def is_regression(self):
-    return self.num_labels == 1
+    return self.problem_type == "regression" or (
+        self.problem_type is None and self.num_labels == 1)
 
   def build(self, input_shape=None):
     self.output_head.build((None, self.config.hidden_size))
@@ -103,6 +118,8 @@ class BertClassifier(EncoderModel):
         self.dropout(pooled_output, training=training)), "float32")
     if self.is_regression:
       return {"logits": logits, "predictions": logits[:, 0]}
+    if self.problem_type == "multi_label_classification":
+      return {"logits": logits, "probabilities": ops.sigmoid(logits)}
     return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
 
   def __call__(self, inputs, *args, **kwargs):
@@ -133,6 +150,36 @@ class BertClassifier(EncoderModel):
       config = {**config, "preprocessor": _preprocessor_from_config(
           config["preprocessor"])}
     return config
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertNextSentenceClassifier(BertClassifier):
+  """A BertClassifier on the pretraining next-sentence head
+  (cls/seq_relationship/, two classes: 0 "IsNext", 1 "NotNext"), as
+  transformers' BertForNextSentencePrediction; fine-tuned, it drops out
+  the pooled output as run_classifier does."""
+
+  checkpoint_head_names = {
+      "cls/seq_relationship/output_weights": "output_head.output_weights",
+      "cls/seq_relationship/output_bias": "output_head.output_bias"}
+  huggingface_architectures = ("BertForNextSentencePrediction",)
+
+  def __init__(self, config, num_labels=2, **kwargs):
+    if num_labels != 2:
+      raise ValueError(f"{type(self).__name__}: num_labels={num_labels!r}; "
+                       "the next-sentence head has 2 classes")
+    super().__init__(config, num_labels, **kwargs)
+
+
+def _check_problem_type(problem_type, num_labels, model_name):
+  """Raises ValueError for a problem_type the head cannot give: not one of
+  PROBLEM_TYPES, or regression of more than one value."""
+  if problem_type is not None and problem_type not in PROBLEM_TYPES:
+    raise ValueError(f"{model_name}: problem_type={problem_type!r}; "
+                     f"expected one of {', '.join(PROBLEM_TYPES)} or None")
+  if problem_type == "regression" and num_labels != 1:
+    raise ValueError(f"{model_name}: problem_type 'regression' predicts one "
+                     f"value, but num_labels={num_labels}")
 
 
 def _preprocessor_from_config(serialized):

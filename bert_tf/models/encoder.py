@@ -50,6 +50,7 @@ class BertEncoder(BertKerasModel):
 
   # The encoder's own names are bert_tf.checkpoints' table; it has no head.
   checkpoint_head_names = {}
+  huggingface_architectures = ("BertModel",)
 
   def __init__(self, config, **kwargs):
     super().__init__(**kwargs)

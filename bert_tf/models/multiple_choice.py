@@ -36,6 +36,7 @@ class BertMultipleChoice(EncoderModel):
 
   checkpoint_head_names = {"output_weights": "choice_head.output_weights",
                            "output_bias": "choice_head.output_bias"}
+  huggingface_architectures = ("BertForMultipleChoice",)
 
   input_ranks = {name: 3 for name in ENCODER_INPUTS}
 

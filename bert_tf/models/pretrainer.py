@@ -51,6 +51,10 @@ class BertPretrainer(EncoderModel):
       "cls/seq_relationship/output_bias": "next_sentence_head.output_bias",
   }
 
+  # save_pretrained's classes: both heads, or (architecture=) the masked-LM
+  # one alone, without the pooler.
+  huggingface_architectures = ("BertForPreTraining", "BertForMaskedLM")
+
   input_ranks = {**EncoderModel.input_ranks, "masked_lm_positions": 2}
 
   def __init__(self, config, **kwargs):

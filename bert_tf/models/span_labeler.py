@@ -37,6 +37,7 @@ class BertSpanLabeler(EncoderModel):
   checkpoint_head_names = {
       "cls/squad/output_weights": "span_head.output_weights",
       "cls/squad/output_bias": "span_head.output_bias"}
+  huggingface_architectures = ("BertForQuestionAnswering",)
 
   def __init__(self, config, **kwargs):
     super().__init__(config, **kwargs)

@@ -8,7 +8,7 @@ from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.layer_combination import (CONCAT, WEIGHTED_SUM,
                                                LayerCombination, check_layers)
-from bert_tf.models.base import check_positive_int
+from bert_tf.models.base import check_labels, check_positive_int
 from bert_tf.models.encoder import EncoderModel
 
 
@@ -29,6 +29,9 @@ class BertTagger(EncoderModel):
   Args:
     config: a BertConfig (or its dict).
     num_labels: the number of tags.
+    labels: the tags' names in row order, or None; with them a checkpoint
+      whose head names its own labels loads its rows by name
+      (tf_checkpoints.load_checkpoint).
 
   Inputs: the encoder's dict. Outputs: logits and probabilities
     [batch_size, seq_length, num_labels].
@@ -44,13 +47,16 @@ class BertTagger(EncoderModel):
 
   checkpoint_head_names = {"cls/ner/output_weights": "tag_head.output_weights",
                            "cls/ner/output_bias": "tag_head.output_bias"}
+  huggingface_architectures = ("BertForTokenClassification",)
 
-  config_arguments = ("num_labels",)
+  config_arguments = ("num_labels", "labels")
 
-  def __init__(self, config, num_labels, **kwargs):
+  def __init__(self, config, num_labels, labels=None, **kwargs):
     super().__init__(config, **kwargs)
     check_positive_int(num_labels, "num_labels", type(self).__name__)
+    check_labels(labels, num_labels, type(self).__name__)
     self.num_labels = num_labels
+    self.labels = None if labels is None else list(labels)
     self.dropout = Dropout(self.config.hidden_dropout_prob)
     self.tag_head = ClassificationHead(
         num_classes=num_labels, initializer_range=self.config.initializer_range,

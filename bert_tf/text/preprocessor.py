@@ -7,10 +7,13 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf import tokenization_rules
+from bert_tf.checkpoints import tokenizer_json
 from bert_tf.text.packing import packed_texts
 from bert_tf.text.tokenizer import InGraphTokenizer
 
-_VOCAB_ASSET = "vocab.txt"
+# The asset keeps the kind of its vocabulary file in its name, as
+# tokenization_rules.read_vocabulary tells them apart.
+_VOCAB_ASSETS = ("vocab.txt", tokenizer_json.TOKENIZER_FILE)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -31,7 +34,7 @@ class BertPreprocessor(keras.layers.Layer):
   checks it against its word embeddings.
 
   Args:
-    vocab_file: vocab.txt.
+    vocab_file: vocab.txt, or a tokenizer.json (see InGraphTokenizer).
     do_lower_case: lower-case and strip accents, as the original.
     max_seq_length: the width of the outputs.
     vocab_size: the number of tokens of the vocabulary; by default that of
@@ -79,6 +82,8 @@ class BertPreprocessor(keras.layers.Layer):
     self.vocab_size = size
     with tf.io.gfile.GFile(vocab_file, "rb") as reader:
       self._vocab_bytes = reader.read()
+    self._vocab_asset = _VOCAB_ASSETS[
+        tokenizer_json.is_tokenizer_json(vocab_file)]
 
   def build(self, input_shape=None):
     # No weights: the vocabulary, set by __init__ or load_assets, is all
@@ -115,7 +120,7 @@ class BertPreprocessor(keras.layers.Layer):
             for name in ("input_ids", "input_mask", "segment_ids")}
 
   def save_assets(self, dir_path):
-    with open(os.path.join(dir_path, _VOCAB_ASSET), "wb") as writer:
+    with open(os.path.join(dir_path, self._vocab_asset), "wb") as writer:
       writer.write(self._vocab_bytes)
 
   def load_assets(self, dir_path):
@@ -124,8 +129,10 @@ class BertPreprocessor(keras.layers.Layer):
     # asset (dir_path None): the first error is the one to report.
     if dir_path is None:
       raise self._asset_error
+    paths = [os.path.join(dir_path, name) for name in _VOCAB_ASSETS]
     try:
-      self._set_vocabulary(os.path.join(dir_path, _VOCAB_ASSET),
+      self._set_vocabulary(next((path for path in paths
+                                 if os.path.exists(path)), paths[0]),
                            "the vocabulary asset")
     except ValueError as error:
       self._asset_error = error

@@ -22,9 +22,10 @@ from bert_tf.text.char_classes import char_classes
 logger = logging.getLogger(__name__)
 
 # FastWordpieceTokenizer limits words by bytes; the original by characters
-# (200). Longer words are replaced by [UNK] before WordPiece, so this only
-# needs to admit every word of up to 200 four-byte characters.
-_MAX_BYTES_PER_WORD = 4 * tokenization_rules.MAX_INPUT_CHARS_PER_WORD
+# (200, a tokenizer.json its max_input_chars_per_word). Longer words are
+# replaced by [UNK] before WordPiece, so the byte limit only needs to admit
+# every word of up to that many four-byte characters.
+_BYTES_PER_CHAR = 4
 
 # Planes where Unicode assigns characters; ICU and Python may disagree there.
 _ASSIGNED_PLANES = [range(0x0, 0x40000), range(0xE0000, 0xF0000)]
@@ -59,22 +60,22 @@ def clean_and_split(texts, do_lower_case, validate_utf8=True):
   return tf.strings.split(texts, sep=None)
 
 
-def _overlong(words):
-  """Which words are over 200 characters: WordpieceTokenizer makes them
-  [UNK].
+def _overlong(words, limit):
+  """Which words are over `limit` characters: WordpieceTokenizer makes
+  them [UNK].
 
-  Characters are only counted when some word is over 200 bytes: a word
+  Characters are only counted when some word is over `limit` bytes: a word
   never has more characters than bytes.
   """
-  limit = tokenization_rules.MAX_INPUT_CHARS_PER_WORD
   return tf.cond(
       tf.reduce_any(tf.strings.length(words) > limit),
       lambda: tf.strings.length(words, unit="UTF8_CHAR") > limit,
       lambda: tf.zeros_like(words, tf.bool))
 
 
-def _overlong_words_to_unk(words):
-  return tf.where(_overlong(words), tokenization_rules.UNK_TOKEN, words)
+def _overlong_words_to_unk(words, limit):
+  return tf.where(_overlong(words, limit), tokenization_rules.UNK_TOKEN,
+                  words)
 
 
 def lower_and_strip_accents(texts):
@@ -146,7 +147,9 @@ class InGraphTokenizer(keras.layers.Layer):
   names.
 
   Args:
-    vocab_file: vocab.txt, one token per line.
+    vocab_file: vocab.txt, one token per line, or a tokenizer.json (whose
+      word length limit it follows, and whose casing do_lower_case must
+      be).
     do_lower_case: lower-case and strip accents, as FullTokenizer.
 
   Example:
@@ -163,14 +166,18 @@ class InGraphTokenizer(keras.layers.Layer):
       self.set_vocabulary(vocab_file)
 
   def set_vocabulary(self, vocab_file):
-    """Reads vocab.txt; BertPreprocessor calls it when a .keras file is
-    loaded (its vocabulary is an asset there)."""
-    vocab = tokenization_rules.load_vocab(vocab_file)
+    """Reads vocab.txt or a tokenizer.json; BertPreprocessor calls it when
+    a .keras file is loaded (its vocabulary is an asset there)."""
+    vocabulary = tokenization_rules.read_vocabulary(vocab_file)
+    tokenization_rules.check_casing(vocabulary, vocab_file,
+                                    self.do_lower_case)
+    vocab = vocabulary.vocab
     unk_token = tokenization_rules.UNK_TOKEN
     if unk_token not in vocab:
       raise ValueError(f"{vocab_file}: has no {unk_token} token")
     self.vocab_file = vocab_file
     self.vocab = vocab
+    self.max_input_chars_per_word = vocabulary.max_input_chars_per_word
     self.sensitive_chars = version_sensitive_chars(vocab, self.do_lower_case)
     if self.sensitive_chars:
       logger.warning(
@@ -182,7 +189,7 @@ class InGraphTokenizer(keras.layers.Layer):
     self._wordpiece = text.FastWordpieceTokenizer(
         vocab=_wordpiece_vocab(vocab),
         suffix_indicator="##",
-        max_bytes_per_word=_MAX_BYTES_PER_WORD,
+        max_bytes_per_word=_BYTES_PER_CHAR * self.max_input_chars_per_word,
         token_out_type=tf.int64,
         unknown_token=tokenization_rules.UNK_TOKEN,
         no_pretokenization=True,
@@ -200,7 +207,8 @@ class InGraphTokenizer(keras.layers.Layer):
     """
     words = clean_and_split(tf.convert_to_tensor(texts, tf.string),
                             self.do_lower_case, validate_utf8)
-    words = tf.ragged.map_flat_values(_overlong_words_to_unk, words)
+    words = tf.ragged.map_flat_values(_overlong_words_to_unk, words,
+                                      self.max_input_chars_per_word)
     # [batch, (words), (pieces)] -> [batch, (tokens)]
     return self._wordpiece.tokenize(words).merge_dims(1, 2)
 
@@ -212,10 +220,12 @@ class InGraphTokenizer(keras.layers.Layer):
 
     Returns:
       (ids, starts, ends): [batch, (words), (pieces)] int64: each piece's
-      id and its first and past-the-end byte in its word. A word over 200
-      characters is one [UNK] spanning the word, as in the original.
+      id and its first and past-the-end byte in its word. A word over the
+      limit (200 characters) is one [UNK] spanning the word, as in the
+      original.
     """
-    overlong = tf.ragged.map_flat_values(_overlong, words)
+    overlong = tf.ragged.map_flat_values(_overlong, words,
+                                         self.max_input_chars_per_word)
     ids, starts, ends = self._wordpiece.tokenize_with_offsets(
         tf.where(overlong, tokenization_rules.UNK_TOKEN, words))
     # The [UNK] that replaced an overlong word covers all of it.

@@ -12,7 +12,6 @@ from safetensors.numpy import load_file, save_file
 
 import bert_tf
 from bert_tf.checkpoints import conversion, huggingface
-from bert_tf.tasks.ner import examples as conll
 from tests.support.helpers import PROJECT_DIR, SHARED_DIR, within_seconds
 
 HUGGINGFACE_DIR = os.path.join(SHARED_DIR, "reference", "huggingface")
@@ -52,13 +51,7 @@ def head_outputs(name, model, inputs):
   if name == "bert_for_question_answering":
     return {"start_logits": out["start_logits"],
             "end_logits": out["end_logits"]}
-  logits = np.asarray(out["logits"])
-  if name == "bert_for_token_classification":
-    # transformers' label order, from run_ner's
-    order = json.load(open(f"{folder(name)}/config.json"))["id2label"]
-    logits = logits[..., [conll.LABELS.index(order[str(index)])
-                          for index in range(len(order))]]
-  return {"logits": logits}
+  return {"logits": out["logits"]}
 
 
 @pytest.mark.parametrize("name", FOLDERS)
@@ -118,8 +111,7 @@ def test_every_head_round_trips_through_the_original_format_bit_for_bit(
   ours_config = json.load(open(back / "config.json"))
   theirs_config = json.load(open(f"{folder(name)}/config.json"))
   for key, value in ours_config.items():
-    if key not in ("id2label", "label2id"):
-      assert theirs_config.get(key, value) == value, key
+    assert theirs_config.get(key, value) == value, key
   assert json.load(open(back / "tokenizer_config.json"))["do_lower_case"]
   assert (back / "vocab.txt").read_bytes() == open(
       f"{folder(name)}/vocab.txt", "rb").read()
@@ -401,11 +393,6 @@ def pickle_only(tmp_path):
                                           "cls.predictions.decoder.weight":
                                           np.zeros((144, 32), np.float32)})),
      r"cls.predictions.decoder.weight differs from the word embeddings"),
-    (lambda tmp_path: rewrite_config(
-        copy_folder(tmp_path, "bert_for_token_classification"),
-        lambda values: values["id2label"].update({"8": "I-PERSON"})),
-     r"config.json: id2label \['O', 'B-MISC', .*'I-PERSON'\] is not "
-     r"run_ner's label set \['O', 'B-PER', "),
     *[(lambda tmp_path, layers=layers: rewrite_config(
         copy_folder(tmp_path), lambda values: values.update(
             num_hidden_layers=layers)),
@@ -453,7 +440,7 @@ def pickle_only(tmp_path):
     (lambda tmp_path: (copy_folder(tmp_path) / "vocab.txt").write_text(""),
      r"vocab.txt: no tokens"),
 ], ids=["missing_tensor", "shape", "pickle", "model_type", "untied_decoder",
-        "labels", "1_layer_over_2", "3_layers_over_2", "100000_layers",
+        "1_layer_over_2", "3_layers_over_2", "100000_layers",
         "int64_weights", "bool_weights", "hidden_act_list",
         "architectures_object", "architectures_nested", "architectures_string",
         "label_not_a_string", "label_id_not_a_number", "label_ids_with_a_gap",

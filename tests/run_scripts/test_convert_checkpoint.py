@@ -28,13 +28,16 @@ pytestmark = pytest.mark.shared
 def test_a_community_checkpoint_becomes_a_clean_release_and_a_folder(
     tmp_path):
   """Its optimizer slots and global_step stay behind; its 17-field config
-  goes along byte for byte; the folder is transformers' BertForPreTraining."""
+  goes along byte for byte; the folder is transformers' BertForPreTraining,
+  and --dtype=float16 halves it."""
   outcomes = run_script_cases("convert_checkpoint.py", [
       {"input_dir": COMMUNITY, "output_dir": tmp_path / "original",
        "output_format": "original"},
       {"input_dir": COMMUNITY, "output_dir": tmp_path / "hf",
-       "output_format": "huggingface"}])
-  assert outcomes == [(0, ""), (0, "")]
+       "output_format": "huggingface"},
+      {"input_dir": COMMUNITY, "output_dir": tmp_path / "half",
+       "output_format": "huggingface", "dtype": "float16"}])
+  assert outcomes == [(0, ""), (0, ""), (0, "")]
   prefix = str(tmp_path / "original" / "bert_model.ckpt")
   shapes = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
   stored = tf.train.load_checkpoint(f"{COMMUNITY}/model.ckpt-5")
@@ -53,6 +56,9 @@ def test_a_community_checkpoint_becomes_a_clean_release_and_a_folder(
   assert config["architectures"] == ["BertForPreTraining"]
   assert config["hidden_act"] == "gelu_new"  # the original's tanh GELU
   assert len(load_file(tmp_path / "hf" / "model.safetensors")) == 46
+  assert {value.dtype for value in load_file(
+      tmp_path / "half" / "model.safetensors").values()} == {
+      np.dtype(np.float16)}
 
 
 def classifier_checkpoint(tmp_path, rows):
@@ -268,4 +274,4 @@ def test_a_full_disk_in_safetensors_is_one_line(tmp_path):
 def test_help_lists_the_flags():
   assert_help_lists("convert_checkpoint.py", [
       "input_dir", "output_dir", "output_format", "architecture",
-      "do_lower_case"])
+      "do_lower_case", "dtype"])

@@ -14,6 +14,7 @@ import os
 
 import numpy as np
 
+from bert_tf.checkpoints.names import labels_fields
 from bert_tf.layers import layer_combination
 from bert_tf.models.tagger import BertFeatureTagger, BertTagger
 from bert_tf.tasks.ner import examples, features
@@ -80,11 +81,15 @@ class NerTask(FineTuningTask):
 
   def build_model(self, config):
     if self.feature_based is None:
-      return BertTagger(config, len(examples.LABELS))
+      # Labelled: an init checkpoint's tagger loads its rows by name.
+      return BertTagger(config, len(examples.LABELS), labels=examples.LABELS)
     selected_layers, combination = layer_combination.feature_layers(
         self.feature_based, config.num_hidden_layers)
     return BertFeatureTagger(config, len(examples.LABELS), selected_layers,
                              combination, self.lstm_units)
+
+  def labels_fields(self):
+    return labels_fields(list(examples.LABELS))
 
   def decode(self, split, data, outputs, tokenizer):
     """Each word's arg-max tag (from its first piece) in the file's
