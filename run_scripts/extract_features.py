@@ -54,12 +54,12 @@ def main(_):
       bert_config_file=FLAGS.bert_config_file,
       init_checkpoint=FLAGS.init_checkpoint, vocab_file=FLAGS.vocab_file,
       layers=FLAGS.layers, max_seq_length=FLAGS.max_seq_length,
-      do_lower_case=FLAGS.do_lower_case, batch_size=FLAGS.batch_size,
+      do_lower_case=tokenizer_flags.do_lower_case(),
+      batch_size=FLAGS.batch_size,
       output_format=FLAGS.output_format, use_xla=FLAGS.use_xla,
       dtype=FLAGS.dtype, export_dir=FLAGS.export_dir,
       export_text=FLAGS.export_signatures == "all"), model_flags.strategy())
 
 
 if __name__ == "__main__":
-  program.run(main, required_flags=["vocab_file", "bert_config_file",
-                                    "init_checkpoint"])
+  program.run(main, required_flags=["init_checkpoint"])

@@ -44,14 +44,17 @@ flags.adopt_module_key_flags(export_flags)
 FLAGS = flags.FLAGS
 
 # The flags every fine-tuning script requires, next to its own.
-REQUIRED_FLAGS = ("vocab_file", "bert_config_file", "output_dir")
+# (--init_checkpoint naming a model directory stands for --bert_config_file,
+# --vocab_file and --do_lower_case.)
+REQUIRED_FLAGS = ("output_dir",)
 
 
 def run(task):
   """Runs `task` as the flags say (bert_tf.tasks.run_fine_tuning)."""
   options = FineTuningOptions(
       **training_flags.run_options(), vocab_file=FLAGS.vocab_file,
-      do_lower_case=FLAGS.do_lower_case, do_predict=FLAGS.do_predict,
+      do_lower_case=tokenizer_flags.do_lower_case(),
+      do_predict=FLAGS.do_predict,
       predict_batch_size=FLAGS.predict_batch_size,
       num_train_epochs=FLAGS.num_train_epochs,
       warmup_proportion=FLAGS.warmup_proportion,

@@ -13,10 +13,14 @@ from bert_tf.training import distribution, precision
 flags.DEFINE_string(
     "bert_config_file", None,
     "The config json file corresponding to the pre-trained BERT model. "
-    "This specifies the model architecture.")
+    "This specifies the model architecture. Default: the model directory's, "
+    "where --init_checkpoint names one.")
 flags.DEFINE_string(
     "init_checkpoint", None,
-    "Initial checkpoint (usually from a pre-trained BERT model).")
+    "Initial checkpoint (usually from a pre-trained BERT model): a prefix, "
+    "or a model directory (a release, a Hugging Face folder, a run's "
+    "--output_dir), which also gives --bert_config_file, --vocab_file and "
+    "--do_lower_case.")
 flags.DEFINE_bool("use_tpu", False, "Whether to use TPU or GPU/CPU.")
 flags.DEFINE_string(
     "tpu_name", None,

@@ -44,6 +44,11 @@ flags.DEFINE_integer(
     "shuffle_buffer_size", 100,
     "Records shuffled at once (the original's 100). 0: no shuffling at all, "
     "so that a run can be compared step by step with another.")
+flags.DEFINE_string(
+    "vocab_file", None,
+    "Not read in training: copied into --output_dir beside the checkpoints, "
+    "which makes it a model directory. Default: the model directory's, "
+    "where --init_checkpoint names one.")
 # --help lists the shared training flags with this script's own.
 flags.adopt_module_key_flags(training_flags)
 FLAGS = flags.FLAGS
@@ -52,6 +57,7 @@ FLAGS = flags.FLAGS
 def main(_):
   run_pretraining(PretrainingOptions(
       **training_flags.run_options(), input_file=FLAGS.input_file,
+      vocab_file=FLAGS.vocab_file,
       max_predictions_per_seq=FLAGS.max_predictions_per_seq,
       num_train_steps=FLAGS.num_train_steps,
       num_warmup_steps=FLAGS.num_warmup_steps,
@@ -60,5 +66,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-  program.run(main, required_flags=["input_file", "bert_config_file",
-                                    "output_dir"])
+  program.run(main, required_flags=["input_file", "output_dir"])

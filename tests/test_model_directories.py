@@ -259,8 +259,11 @@ def test_a_weight_that_is_not_a_float_is_not_converted(tmp_path):
 
 def test_runners_check_the_config_and_vocabulary_before_any_work(tmp_path):
   """--bert_config_file against --init_checkpoint, and the vocabulary's
-  special tokens, in one line before anything is built or written."""
+  special tokens, in one line before anything is built or written. (The
+  checkpoint is alone in its directory: beside a config, a flag that
+  disagrees with it is refused first, tests/training/test_run_setup.py.)"""
   released = released_layout(tmp_path)
+  (released / "bert_config.json").rename(tmp_path / "bert_config.json")
   (tmp_path / "train.tsv").write_text("sentence\tlabel\n" +
                                       "the cell\t1\n" * 8)
   configs = {}
@@ -268,12 +271,12 @@ def test_runners_check_the_config_and_vocabulary_before_any_work(tmp_path):
                         ("vocab", {"vocab_size": 10**9})):
     configs[name] = tmp_path / f"{name}.json"
     configs[name].write_text(json.dumps({**json.load(open(
-        released / "bert_config.json")), **changes}))
+        tmp_path / "bert_config.json")), **changes}))
   (tmp_path / "no_unk.txt").write_text(
       (released / "vocab.txt").read_text().replace("[UNK]\n", "[UNK2]\n"))
   flag_values = {"task_name": "sst-2", "data_dir": tmp_path,
                  "vocab_file": released / "vocab.txt",
-                 "bert_config_file": released / "bert_config.json",
+                 "bert_config_file": tmp_path / "bert_config.json",
                  "init_checkpoint": released, "do_train": True,
                  "max_seq_length": 16, "train_batch_size": 2}
   cases = {

@@ -18,17 +18,17 @@ from typing import Optional
 
 import numpy as np
 
-from bert_tf import option_checks, tokenization, vocabulary
-from bert_tf.checkpoints import huggingface, tf_checkpoints
+from bert_tf import option_checks, tokenization
+from bert_tf.checkpoints import tf_checkpoints
 from bert_tf.data.text_inputs import encode_texts
 from bert_tf.features.output_files import write_jsonl, write_npz
 from bert_tf.features.serving import feature_serving
 from bert_tf.features.text_lines import read_lines
-from bert_tf.files import export, file_io, output_paths, run_files
+from bert_tf.files import export, output_paths
 from bert_tf.layers.layer_combination import check_layers
 from bert_tf.models.layer_outputs import LayerOutputs
 from bert_tf.text.tokenizer import InGraphTokenizer
-from bert_tf.training import precision
+from bert_tf.training import precision, run_setup
 from bert_tf.training.predictor import Predictor
 from bert_tf.training.progress import Progress
 
@@ -49,12 +49,13 @@ class ExtractionOptions:
   (export_text: --export_signatures=all)."""
   input_file: Optional[str]
   output_file: Optional[str]
-  bert_config_file: str
   init_checkpoint: str
-  vocab_file: str
+  # None: the model directory's that --init_checkpoint names (run_setup).
+  bert_config_file: Optional[str] = None
+  vocab_file: Optional[str] = None
   layers: str = "-1,-2,-3,-4"
   max_seq_length: int = 128
-  do_lower_case: bool = True
+  do_lower_case: Optional[bool] = None
   batch_size: int = 32
   output_format: str = JSONL
   use_xla: bool = False
@@ -86,17 +87,13 @@ def extract_features(options, strategy):
   """
   option_checks.check_one_of(options, "output_format", (JSONL, NPZ))
   option_checks.check_at_least_one(options, ("batch_size",))
-  config = run_files.load_bert_config(options.bert_config_file,
-                                      options.max_seq_length)
-  layers = parse_layers(options.layers, config.num_hidden_layers)
-  file_io.check_input_file("--vocab_file", options.vocab_file)
-  init_checkpoint = run_files.resolve_init_checkpoint(options.init_checkpoint)
-  if init_checkpoint is None:
+  if not options.init_checkpoint:
     raise ValueError("--init_checkpoint is required")
-  tf_checkpoints.check_fits(config, init_checkpoint, options.bert_config_file)
-  vocabulary.check_vocab_fits(options.vocab_file, config.vocab_size,
-                              options.bert_config_file)
-  huggingface.check_do_lower_case(init_checkpoint, options.do_lower_case)
+  model = run_setup.resolve_run_model(
+      options.init_checkpoint, options.bert_config_file, options.vocab_file,
+      options.do_lower_case, options.max_seq_length)
+  config = model.config
+  layers = parse_layers(options.layers, config.num_hidden_layers)
   if bool(options.input_file) != bool(options.output_file) or not (
       options.input_file or options.export_dir):
     raise ValueError("--input_file and --output_file are required (or "
@@ -106,9 +103,7 @@ def extract_features(options, strategy):
       if options.output_file else [],
       inputs=[*([("--input_file", options.input_file)]
                 if options.input_file else []),
-              ("--vocab_file", options.vocab_file),
-              ("--bert_config_file", options.bert_config_file),
-              *run_files.checkpoint_inputs(init_checkpoint)],
+              *model.input_files()],
       output_dirs=[("--export_dir", options.export_dir)]
       if options.export_dir else [])
   examples = read_lines(options.input_file) if options.input_file else None
@@ -122,23 +117,23 @@ def extract_features(options, strategy):
                      f"{pair.unique_id + 1}: a pair needs --max_seq_length "
                      f"of at least 3, room for [CLS] and two [SEP]")
   with strategy.scope(), precision.dtype_policy(options.dtype):
-    model = LayerOutputs(config, layers)
-  tf_checkpoints.load_checkpoint(model, init_checkpoint)
+    layer_outputs = LayerOutputs(config, layers)
+  tf_checkpoints.load_checkpoint(layer_outputs, model.init_checkpoint)
+  tokenizer = tokenization.FullTokenizer(model.vocab_file,
+                                         model.do_lower_case)
   if examples:
-    _extract(options, strategy, model, layers, examples)
+    _extract(options, strategy, layer_outputs, tokenizer, layers, examples)
   if options.export_dir:
-    tokenizer = InGraphTokenizer(options.vocab_file, options.do_lower_case) \
+    in_graph = InGraphTokenizer(model.vocab_file, model.do_lower_case) \
         if options.export_text else None
-    module, signatures = feature_serving(model, tokenizer,
+    module, signatures = feature_serving(layer_outputs, in_graph,
                                          options.max_seq_length)
     export.write_saved_model(module, options.export_dir, signatures)
   return len(examples or ())
 
 
-def _extract(options, strategy, model, layers, examples):
+def _extract(options, strategy, model, tokenizer, layers, examples):
   """Writes --output_file: the layers of every line."""
-  tokenizer = tokenization.FullTokenizer(options.vocab_file,
-                                         options.do_lower_case)
   features = encode_texts(tokenizer, [example.text_a for example in examples],
                           [example.text_b for example in examples],
                           options.max_seq_length)

@@ -1,58 +1,19 @@
-"""The files a training run reads and writes, checked before any work.
+"""The files a training run writes, checked before any work.
 
-run_pretraining and the fine-tuning runner both read a bert_config.json
-(checked against max_seq_length) and maybe an init checkpoint (a prefix or
-a directory, as the original took it), and write checkpoints and results
-into an output directory, none of which may overwrite an input.
+run_pretraining and the fine-tuning runner write checkpoints and results
+into an output directory, none of which may overwrite an input (the
+model's files, which run_setup resolves, among them), in a directory that
+is not the init checkpoint's model directory.
 """
-
 import logging
 import os
 
-from bert_tf.checkpoints import huggingface, tf_checkpoints
-from bert_tf.config import BertConfig
+from bert_tf.checkpoints import huggingface
 from bert_tf.files import file_io, output_paths
 from bert_tf.training.checkpoint_manager import (STATE_FILE, checkpoint_names,
                                                  is_run_checkpoint)
 
 logger = logging.getLogger(__name__)
-
-
-def load_bert_config(bert_config_file, max_seq_length):
-  """The BertConfig, checked against --max_seq_length.
-
-  Raises:
-    ValueError: naming the flag or the file.
-  """
-  if max_seq_length < 2:
-    raise ValueError(f"--max_seq_length={max_seq_length}: must be at least 2, "
-                     f"room for [CLS] and [SEP]")
-  file_io.check_input_file("--bert_config_file", bert_config_file)
-  config = BertConfig.from_json_file(bert_config_file)
-  if max_seq_length > config.max_position_embeddings:
-    raise ValueError(
-        f"Cannot use sequence length {max_seq_length} because the BERT model "
-        f"was only trained up to sequence length "
-        f"{config.max_position_embeddings} ({bert_config_file})")
-  return config
-
-
-def resolve_init_checkpoint(init_checkpoint):
-  """--init_checkpoint as a checkpoint prefix (a directory gives its newest
-  checkpoint, as the original's), or None when it is empty.
-
-  Raises:
-    ValueError: naming the flag, when there is no checkpoint there.
-  """
-  if not init_checkpoint:
-    return None
-  try:
-    prefix = tf_checkpoints.resolve_checkpoint_path(init_checkpoint)
-  except FileNotFoundError as error:
-    raise ValueError(f"--init_checkpoint: {error}") from None
-  if prefix != init_checkpoint:
-    logger.info("--init_checkpoint=%s: using %s", init_checkpoint, prefix)
-  return prefix
 
 
 def check_model_to_use(do_train, init_checkpoint, output_dir, work):
@@ -78,27 +39,29 @@ def checkpoint_inputs(init_checkpoint):
       f"{file_io.glob_escape(init_checkpoint)}.*")]
 
 
-def check_run_outputs(output_dir, file_names, inputs, bert_config_file,
-                      init_checkpoint=None, output_dirs=()):
+def check_run_outputs(output_dir, file_names, inputs, init_checkpoint=None,
+                      output_dirs=(), model_files=None):
   """output_paths.check_outputs for a training run.
 
   Args:
     output_dir: --output_dir.
     file_names: the files the run writes there; the checkpoint index is
       added.
-    inputs: (flag, path) pairs the run reads; the config and the init
-      checkpoint's files are added.
-    bert_config_file, init_checkpoint: the run's (a prefix, or None).
+    inputs: (flag, path) pairs the run reads (run_setup.RunModel's among
+      them).
+    init_checkpoint: the run's (a prefix, a folder, or None).
     output_dirs: (flag, path) pairs of other directories written.
+    model_files: {name: bytes} of the model files the run writes there
+      (write_model_files), which must be new or the same.
   """
-  inputs = [*inputs, ("--bert_config_file", bert_config_file),
-            *checkpoint_inputs(init_checkpoint)]
+  _check_apart_from_init_checkpoint(output_dir, init_checkpoint)
+  new_files = _files_to_write(output_dir, model_files or {})
   output_paths.check_outputs(
-      outputs=[("--output_dir", os.path.join(output_dir, name))
-               for name in [*file_names, STATE_FILE]],
+      outputs=[("--output_dir", path) for path in [
+          *(os.path.join(output_dir, name)
+            for name in [*file_names, STATE_FILE]), *new_files]],
       inputs=inputs,
       output_dirs=[("--output_dir", output_dir), *output_dirs])
-  _check_apart_from_init_checkpoint(output_dir, init_checkpoint)
 
 
 def _check_apart_from_init_checkpoint(output_dir, init_checkpoint):
@@ -135,3 +98,35 @@ def _same_directory(first, second):
     return os.path.samefile(first or ".", second)
   except OSError:  # one is missing
     return False
+
+
+def _files_to_write(output_dir, files):
+  """The model files a run writes into `output_dir`: those not there
+  already with the same bytes (a resumed run's). Another model's are
+  refused: the checkpoints beside them would not be theirs."""
+  new = {}
+  for name, content in files.items():
+    path = os.path.join(output_dir, name)
+    if file_io.exists(path) and file_io.kind_of_file(path) is None:
+      with file_io.open_file(path, "rb") as reader:
+        if reader.read() == content:
+          continue
+      raise ValueError(
+          f"--output_dir={output_dir} holds a {name} that is not this run's "
+          f"model's; a run writes its model's {name} there, beside its "
+          f"checkpoints: choose another --output_dir")
+    new[os.path.join(output_dir, name)] = content
+  return new
+
+
+def write_model_files(output_dir, files):
+  """Writes the model files (run_setup.model_files) that are not there
+  yet, together."""
+  new = _files_to_write(output_dir, files)
+  if not new:
+    return
+  with file_io.AtomicFiles(list(new), "wb") as writers:
+    for writer, content in zip(writers, new.values()):
+      writer.write(content)
+  logger.info("Wrote %s into %s: it is a model directory",
+              ", ".join(os.path.basename(path) for path in new), output_dir)

@@ -18,12 +18,11 @@ from typing import Optional
 import tensorflow as tf
 
 from bert_tf import option_checks
-from bert_tf.checkpoints import tf_checkpoints
 from bert_tf.files import file_io, run_files
 from bert_tf.files.eval_results import write_eval_results
 from bert_tf.models.pretrainer import BertPretrainer
 from bert_tf.pretraining.dataset import find_bad_record, pretraining_dataset
-from bert_tf.training import distribution
+from bert_tf.training import distribution, run_setup
 from bert_tf.training.objectives import PretrainingObjective
 from bert_tf.training.trainer import TrainingOptions, create_trainer
 
@@ -36,9 +35,12 @@ EVAL_RESULTS_FILE = "eval_results.txt"
 class PretrainingOptions:
   """A pretraining run; each field is the flag of the same name."""
   input_file: str  # a glob, or comma-separated
-  bert_config_file: str
   output_dir: str
+  # None: the model directory's that --init_checkpoint names (run_setup).
+  bert_config_file: Optional[str] = None
   init_checkpoint: Optional[str] = None
+  # Not read: copied into --output_dir, which then is a model directory.
+  vocab_file: Optional[str] = None
   do_train: bool = False
   do_eval: bool = False
   train_batch_size: int = 32
@@ -72,24 +74,26 @@ def run_pretraining(options, strategy):
   Raises:
     ValueError: a bad option, input file, record or checkpoint, named.
   """
-  init_checkpoint = _check_options(options)
-  config = run_files.load_bert_config(options.bert_config_file,
-                                      options.max_seq_length)
-  tf_checkpoints.check_fits(config, init_checkpoint, options.bert_config_file)
+  _check_options(options)
+  model = run_setup.resolve_run_model(
+      options.init_checkpoint, options.bert_config_file, options.vocab_file,
+      None, options.max_seq_length, needs_vocab=False)
+  run_files.check_model_to_use(options.do_train, model.init_checkpoint,
+                               options.output_dir, "evaluate")
   input_files = file_io.input_files(options.input_file)
+  model_files = run_setup.model_files(model)
   run_files.check_run_outputs(
       options.output_dir, [EVAL_RESULTS_FILE],
-      [("--input_file", path) for path in input_files],
-      options.bert_config_file, init_checkpoint)
+      [*(("--input_file", path) for path in input_files),
+       *model.input_files()], model.init_checkpoint, model_files=model_files)
   with file_io.owned_directory(options.output_dir, "--output_dir",
                                owned=distribution.is_chief(strategy)):
-    return _train_and_evaluate(options, strategy, config, input_files,
-                               init_checkpoint)
+    return _train_and_evaluate(options, strategy, model, input_files,
+                               model_files)
 
 
 def _check_options(options):
-  """Raises ValueError for options out of range; returns the resolved
-  init checkpoint (see run_files.resolve_init_checkpoint)."""
+  """Raises ValueError for options out of range."""
   if not options.do_train and not options.do_eval:
     raise ValueError("At least one of `do_train` or `do_eval` must be True.")
   option_checks.check_at_least_one(options, (
@@ -97,16 +101,12 @@ def _check_options(options):
       "num_train_steps", "max_seq_length", "max_predictions_per_seq"))
   option_checks.check_not_negative(options, ("num_warmup_steps",
                                              "shuffle_buffer_size"))
-  init_checkpoint = run_files.resolve_init_checkpoint(options.init_checkpoint)
-  run_files.check_model_to_use(options.do_train, init_checkpoint,
-                               options.output_dir, "evaluate")
-  return init_checkpoint
 
 
-def _train_and_evaluate(options, strategy, config, input_files,
-                        init_checkpoint):
+def _train_and_evaluate(options, strategy, model, input_files, model_files):
   """run_pretraining's work, once every input and output is checked and
   the output directory is this run's."""
+  config = model.config
 
   def dataset(is_training):
     return pretraining_dataset(
@@ -127,9 +127,12 @@ def _train_and_evaluate(options, strategy, config, input_files,
       options.output_dir, dataclasses.replace(
           options.training, num_train_steps=options.num_train_steps),
       options.learning_rate, options.num_warmup_steps, options.optimizer,
-      options.seed, init_checkpoint,
+      options.seed, model.init_checkpoint,
       options.train_batch_size if options.do_train else None)
   file_io.makedirs(options.output_dir)
+  if trainer.is_chief:
+    # Once the checkpoint to go on from has loaded: the model is this one.
+    run_files.write_model_files(options.output_dir, model_files)
 
   def on_the_input(work):
     """work(); where the input pipeline fails on a bad record (which

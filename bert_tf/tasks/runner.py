@@ -15,15 +15,14 @@ import logging
 import os
 from typing import Optional
 
-from bert_tf import option_checks, tokenization, vocabulary
-from bert_tf.checkpoints import huggingface, tf_checkpoints
+from bert_tf import option_checks, tokenization
 from bert_tf.data import batching
 from bert_tf.data.feature_records import write_feature_records
 from bert_tf.files import export, file_io, run_files
 from bert_tf.files.eval_results import eval_results_text
 from bert_tf.tasks.task import SplitData
 from bert_tf.text.tokenizer import InGraphTokenizer
-from bert_tf.training import distribution
+from bert_tf.training import distribution, run_setup
 from bert_tf.training.predictor import Predictor
 from bert_tf.training.trainer import TrainingOptions, create_trainer
 
@@ -33,11 +32,12 @@ logger = logging.getLogger(__name__)
 @dataclasses.dataclass
 class FineTuningOptions:
   """A fine-tuning run; each field is the flag of the same name."""
-  bert_config_file: str
-  vocab_file: str
   output_dir: str
+  # None: the model directory's that --init_checkpoint names (run_setup).
+  bert_config_file: Optional[str] = None
+  vocab_file: Optional[str] = None
   init_checkpoint: Optional[str] = None
-  do_lower_case: bool = True
+  do_lower_case: Optional[bool] = None
   max_seq_length: int = 128
   do_train: bool = False
   do_eval: bool = False
@@ -76,31 +76,30 @@ def run_fine_tuning(task, options, strategy):
   Raises:
     ValueError: a bad option, input file or checkpoint, named.
   """
-  init_checkpoint = _check_options(options)
-  config = run_files.load_bert_config(options.bert_config_file,
-                                      options.max_seq_length)
-  tf_checkpoints.check_fits(config, init_checkpoint, options.bert_config_file)
-  vocabulary.check_vocab_fits(options.vocab_file, config.vocab_size,
-                              options.bert_config_file)
+  _check_options(options)
+  model = run_setup.resolve_run_model(
+      options.init_checkpoint, options.bert_config_file, options.vocab_file,
+      options.do_lower_case, options.max_seq_length)
   splits = _splits(task, options)
   examples = {split: task.read_examples(split) for split in splits}
-  _check_outputs(task, options, examples, init_checkpoint)
-  run_files.check_model_to_use(options.do_train, init_checkpoint,
+  model_files = run_setup.model_files(model, task.labels_fields())
+  _check_outputs(task, options, examples, model, model_files)
+  run_files.check_model_to_use(options.do_train, model.init_checkpoint,
                                options.output_dir, "evaluate or predict")
   with file_io.owned_directory(options.output_dir, "--output_dir",
                                owned=distribution.is_chief(strategy)):
-    return _train_evaluate_predict(task, options, strategy, config, examples,
-                                   init_checkpoint)
+    return _train_evaluate_predict(task, options, strategy, model, examples,
+                                   model_files)
 
 
-def _train_evaluate_predict(task, options, strategy, config, examples,
-                            init_checkpoint):
+def _train_evaluate_predict(task, options, strategy, model, examples,
+                            model_files):
   """run_fine_tuning's work, once every input and output is checked and the
   output directory is this run's."""
   num_train_steps = _num_train_steps(examples.get(task.train_split), options)
-
-  tokenizer = tokenization.FullTokenizer(options.vocab_file,
-                                         options.do_lower_case)
+  config = model.config
+  tokenizer = tokenization.FullTokenizer(model.vocab_file,
+                                         model.do_lower_case)
   data = {}
   for split, split_examples in examples.items():
     logger.info("***** %s: %d examples *****", split, len(split_examples))
@@ -112,10 +111,12 @@ def _train_evaluate_predict(task, options, strategy, config, examples,
       options.output_dir,
       dataclasses.replace(options.training, num_train_steps=num_train_steps),
       options.learning_rate, num_warmup_steps, options.optimizer,
-      options.seed, init_checkpoint,
+      options.seed, model.init_checkpoint,
       options.train_batch_size if options.do_train else None)
   file_io.makedirs(options.output_dir)
   if trainer.is_chief:
+    # Once the checkpoint to go on from has loaded: the model is this one.
+    run_files.write_model_files(options.output_dir, model_files)
     _write_feature_records(task, options.output_dir, data)
   if options.do_train:
     logger.info("  Num steps = %d, warmup %d", num_train_steps,
@@ -151,7 +152,7 @@ def _train_evaluate_predict(task, options, strategy, config, examples,
     decode_and_write(split, options.predict_batch_size,
                      task.can_score(split, data[split].examples))
   if options.export_dir and trainer.is_chief:
-    tokenizer = InGraphTokenizer(options.vocab_file, options.do_lower_case) \
+    tokenizer = InGraphTokenizer(model.vocab_file, model.do_lower_case) \
         if options.export_text else None
     module, signatures = task.serving(trainer.model, tokenizer,
                                       options.max_seq_length)
@@ -190,8 +191,7 @@ def _write_split_outputs(task, split, data, predictions, results, output_dir,
 
 
 def _check_options(options):
-  """Raises ValueError for options out of range; returns the resolved
-  init checkpoint (see run_files.resolve_init_checkpoint)."""
+  """Raises ValueError for options out of range."""
   if not (options.do_train or options.do_eval or options.do_predict):
     raise ValueError(
         "At least one of `do_train`, `do_eval` or `do_predict' must be True.")
@@ -201,12 +201,6 @@ def _check_options(options):
   if options.num_train_epochs <= 0 or not 0 <= options.warmup_proportion <= 1:
     raise ValueError("--num_train_epochs must be positive and "
                      "--warmup_proportion in [0, 1]")
-  file_io.check_input_file("--vocab_file", options.vocab_file)
-  init_checkpoint = run_files.resolve_init_checkpoint(options.init_checkpoint)
-  vocabulary.check_do_lower_case(options.vocab_file, options.do_lower_case,
-                                 init_checkpoint)
-  huggingface.check_do_lower_case(init_checkpoint, options.do_lower_case)
-  return init_checkpoint
 
 
 def _splits(task, options):
@@ -216,7 +210,7 @@ def _splits(task, options):
       list(task.predict_splits if options.do_predict else [])
 
 
-def _check_outputs(task, options, examples, init_checkpoint):
+def _check_outputs(task, options, examples, model, model_files):
   """Every file the run will write, checked against its inputs first."""
   if options.export_dir and not task.exports:
     raise ValueError(f"--export_dir: {type(task).__name__} has no export")
@@ -229,10 +223,10 @@ def _check_outputs(task, options, examples, init_checkpoint):
             if task.feature_records(split)]
   inputs = [pair for split in examples for pair in task.input_files(split)]
   run_files.check_run_outputs(
-      options.output_dir, names, [*inputs, ("--vocab_file",
-                                            options.vocab_file)],
-      options.bert_config_file, init_checkpoint,
-      [("--export_dir", options.export_dir)] if options.export_dir else [])
+      options.output_dir, names, [*inputs, *model.input_files()],
+      model.init_checkpoint,
+      [("--export_dir", options.export_dir)] if options.export_dir else [],
+      model_files)
 
 
 def _write_feature_records(task, output_dir, data):

@@ -75,6 +75,13 @@ class FineTuningTask(abc.ABC):
     """The task's keras model for a BertConfig, declaring its checkpoint
     head names (see tf_checkpoints.checkpoint_variables)."""
 
+  def labels_fields(self):
+    """The head's labels as extra fields of the bert_config.json the run
+    writes into --output_dir (checkpoints.names.labels_fields), so that the
+    directory, converted, names them; None (the default): a head without
+    labels."""
+    return None
+
   @property
   @abc.abstractmethod
   def objective(self):

@@ -3,6 +3,7 @@ tests/fixtures/extract_features (make_reference.py)."""
 
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -35,6 +36,13 @@ RUNS = {"output.jsonl": {}, "output.npz": {"output_format": "npz"},
             "dtype": "bfloat16"}}
 
 
+def model_directory(path):
+  """original_tiny with the fixture's vocab.txt beside it: a release."""
+  shutil.copytree(ORIGINAL_TINY, path)
+  shutil.copy(FLAGS["vocab_file"], path / "vocab.txt")
+  return path
+
+
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory):
   tmp_path = tmp_path_factory.mktemp("extract")
@@ -44,9 +52,21 @@ def outputs(tmp_path_factory):
           # The export alone, then again with the extraction.
           {**FLAGS, "input_file": "", "export_dir": tmp_path / "export"},
           {**FLAGS, "output_file": tmp_path / "exported.jsonl",
-           "export_dir": tmp_path / "export"}])
-  assert [code for code, _ in outcomes] == [0] * (len(RUNS) + 2), outcomes
+           "export_dir": tmp_path / "export"},
+          # The model directory alone.
+          {"input_file": FLAGS["input_file"], "layers": "-1,0",
+           "max_seq_length": 16, "batch_size": 4,
+           "output_file": tmp_path / "folder.jsonl",
+           "init_checkpoint": model_directory(tmp_path / "release")}])
+  assert [code for code, _ in outcomes] == [0] * (len(RUNS) + 3), outcomes
   return tmp_path
+
+
+@pytest.mark.shared
+def test_a_model_directory_alone_gives_config_vocabulary_and_casing(
+    outputs):
+  assert (outputs / "folder.jsonl").read_bytes() == \
+      (outputs / "output.jsonl").read_bytes()
 
 
 def layer_values(lines):

@@ -1,5 +1,6 @@
 """run_scripts/run_classifier.py end to end on small generated tasks."""
 
+import json
 import os
 import random
 import shutil
@@ -9,6 +10,7 @@ import pytest
 
 import bert_tf
 from bert_tf import tokenization
+from bert_tf.checkpoints import conversion
 from bert_tf.tasks.glue import (examples as glue,
                                 features as classifier_features)
 from tests.support.helpers import (FINE_TUNING_FLAGS, ORIGINAL_TINY,
@@ -163,20 +165,44 @@ def test_a_finished_run_resumes_and_exports_a_new_version(sentiment_run):
 @pytest.mark.shared
 def test_fine_tuning_starts_from_the_init_checkpoint(tmp_path):
   """With learning rate 0, the run's checkpoint holds the released encoder
-  unchanged and a fresh output_weights/output_bias head."""
+  unchanged and a fresh output_weights/output_bias head. The release's
+  directory alone gives the config, vocabulary and casing."""
   import tensorflow as tf
-  vocab = tmp_path / "vocab.txt"
+  release = tmp_path / "release"
+  shutil.copytree(ORIGINAL_TINY, release)
+  vocab = release / "vocab.txt"
   vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
                              + [f"word{i}" for i in range(94)]) + "\n")
   data_dir = tmp_path / "data"
   write_tsv(data_dir / "train.tsv", ["sentence", "label"],
             [[f"word{i} word{i + 1}", str(i % 2)] for i in range(8)])
-  result = classify(
-      tmp_path, str(data_dir), do_train=True, vocab_file=vocab,
-      bert_config_file=os.path.join(ORIGINAL_TINY, "bert_config.json"),
-      init_checkpoint=os.path.join(ORIGINAL_TINY, "bert_model.ckpt"),
-      learning_rate=0.0, num_train_epochs=1, train_batch_size=4)
+  result = run_script("run_classifier.py", {
+      "task_name": "SST-2", "data_dir": data_dir, "init_checkpoint": release,
+      "output_dir": tmp_path / "output", "max_seq_length": 32,
+      "do_train": True, "learning_rate": 0.0, "num_train_epochs": 1,
+      "train_batch_size": 4})
   assert result.returncode == 0, result.stderr
+  assert f"bert_config: {release}/bert_config.json (from --init_checkpoint" \
+      in result.stderr
+  assert f"vocab_file: {vocab} (from --init_checkpoint" in result.stderr
+  assert "do_lower_case: True (as" in result.stderr
+  # The output directory is a model directory: the run's config (its head's
+  # labels among the extra fields) and vocabulary beside its checkpoints.
+  assert (tmp_path / "output" / "vocab.txt").read_bytes() == \
+      vocab.read_bytes()
+  written = bert_tf.BertConfig.from_json_file(
+      str(tmp_path / "output" / "bert_config.json"))
+  assert written == bert_tf.BertConfig.from_json_file(
+      str(release / "bert_config.json"))
+  assert written.extra_fields["id2label"] == {"0": "0", "1": "1"}
+  # ... which converts to Hugging Face with the task's labels, and opens.
+  conversion.convert(str(tmp_path / "output"), str(tmp_path / "hf"),
+                     "huggingface")
+  hf_config = json.loads((tmp_path / "hf" / "config.json").read_text())
+  assert hf_config["architectures"] == ["BertForSequenceClassification"]
+  assert hf_config["id2label"] == {"0": "0", "1": "1"}
+  assert bert_tf.load_pretrained(str(tmp_path / "output")).labels == \
+      ["0", "1"]
   ours = tf.train.load_checkpoint(str(tmp_path / "output" / "model.ckpt-2"))
   released = tf.train.load_checkpoint(os.path.join(ORIGINAL_TINY,
                                                    "bert_model.ckpt"))
@@ -336,6 +362,7 @@ def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path):
   for number, (message, result) in enumerate(zip(cases, results)):
     assert_fails_in_one_line(result, "run_classifier", message)
     assert os.listdir(tmp_path / f"output{number}") == ["SST-2.tsv"]
+  # A run whose checkpoint does not load leaves no model files either.
   assert sorted(os.listdir(tmp_path / "other_model")) == [
       "checkpoint", "model.ckpt-3.data-00000-of-00001", "model.ckpt-3.index"]
   assert (tmp_path / "notes.txt").read_text() == "the user's"

@@ -358,10 +358,11 @@ BAD_INPUT_MESSAGES = {
                            "the model's vocab_size is 20",
     "truncated init_checkpoint": "truncated/bert_model.ckpt: cannot read "
                                  "variable .* truncated or damaged",
-    "config of another shape": "bert_model.ckpt: variable bert/encoder/"
-                               "layer_0/intermediate/dense/kernel is shaped "
-                               "\\[32, 37\\], but .*wider_config.json makes "
-                               "it \\[32, 40\\]",
+    # The flag disagrees with the config beside the checkpoint: both named.
+    "config of another shape": "--bert_config_file=.*wider_config.json is "
+                               "not the config of --init_checkpoint's "
+                               ".*original_tiny/bert_config.json: "
+                               "intermediate_size 40 against 37",
     "another model in output_dir": "model.ckpt-5 is a checkpoint of another "
                                    "model \\(it lacks cls/.*; to start this "
                                    "run fresh",

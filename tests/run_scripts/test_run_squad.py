@@ -170,20 +170,22 @@ def test_a_run_replaces_the_whole_set_of_outputs(squad_run, tmp_path):
   scored = {**flag_values, "predict_file": squad_run / "dev.json"}
   assert run_script_cases("run_squad.py", [scored]) == [(0, "")]
   assert sorted(os.listdir(output_dir)) == [
-      "eval.tf_record", "eval_results.txt", "nbest_predictions.json",
-      "null_odds.json", "predictions.json"]
+      "bert_config.json", "eval.tf_record", "eval_results.txt",
+      "nbest_predictions.json", "null_odds.json", "predictions.json",
+      "vocab.txt"]
   unscored = run_script("run_squad.py", {
       **flag_values, "predict_file": tmp_path / "unscored.json"})
   assert unscored.returncode == 0, unscored.stderr[-3000:]
   assert f"Removed {output_dir / 'eval_results.txt'}, an earlier run's: " \
          f"not scored" in unscored.stderr
   assert sorted(os.listdir(output_dir)) == [
-      "eval.tf_record", "nbest_predictions.json", "null_odds.json",
-      "predictions.json"]
+      "bert_config.json", "eval.tf_record", "nbest_predictions.json",
+      "null_odds.json", "predictions.json", "vocab.txt"]
   assert run_script_cases("run_squad.py", [
       scored, {**scored, "version_2_with_negative": False}]) == [(0, "")] * 2
   assert sorted(os.listdir(output_dir)) == [
-      "eval.tf_record", "nbest_predictions.json", "predictions.json"]
+      "bert_config.json", "eval.tf_record", "nbest_predictions.json",
+      "predictions.json", "vocab.txt"]
 
 
 def test_two_workers_predict_what_one_did(squad_run, tmp_path):

@@ -158,9 +158,10 @@ def test_a_full_disk_is_one_line_naming_what_was_written(swag_run, tmp_path):
   trained, _ = swag_run
   disk = tmp_path / "disk"
   disk.mkdir()
-  kept = {f"output/model.ckpt-800{suffix}": trained / "output" /
-          f"model.ckpt-800{suffix}"
-          for suffix in (".index", ".data-00000-of-00001")}
+  kept = {f"output/{name}": trained / "output" / name
+          for name in ("model.ckpt-800.index",
+                       "model.ckpt-800.data-00000-of-00001",
+                       "bert_config.json", "vocab.txt")}
   state = tmp_path / "checkpoint"
   state.write_text('model_checkpoint_path: "model.ckpt-800"\n'
                    'all_model_checkpoint_paths: "model.ckpt-800"\n')

@@ -8,6 +8,7 @@ and the GLUE submission file the predicted labels. The export answers raw
 text with probabilities and label names.
 """
 
+from bert_tf.checkpoints.names import labels_fields
 from bert_tf.models.classifier import BertClassifier
 from bert_tf.tasks.classification import write_probabilities
 from bert_tf.tasks.glue import examples, features
@@ -51,6 +52,11 @@ class GlueTask(FineTuningTask):
 
   def build_model(self, config):
     return BertClassifier(config, self.task.num_labels)
+
+  def labels_fields(self):
+    if self.task.is_regression:  # transformers' names for STS-B's head
+      return labels_fields(["LABEL_0"], "regression")
+    return labels_fields(list(self.task.labels))
 
   @property
   def objective(self):

@@ -1,0 +1,244 @@
+"""What a run's model is made of, resolved once before any work.
+
+Every program that builds a BERT takes a config, an init checkpoint, a
+vocabulary and a casing. The original needed all four flags; here
+--init_checkpoint naming a model directory (a release, a community
+checkpoint, a Hugging Face folder, a bert_tf output directory) is enough:
+the others come from it, each logged with where it came from, and an
+explicit flag that disagrees with the directory is refused naming both.
+A fine-tuning or pretraining run then writes the same files into its
+--output_dir (write_model_files), which makes it a model directory too.
+"""
+
+import dataclasses
+import logging
+import os
+from typing import Optional
+
+from bert_tf import tokenization_rules, vocabulary
+from bert_tf.checkpoints import (conversion, huggingface, tf_checkpoints,
+                                 tokenizer_json)
+from bert_tf.config import BertConfig
+from bert_tf.files import file_io, run_files
+from bert_tf.files.model_files import model_file
+
+logger = logging.getLogger(__name__)
+
+VOCAB_FILE = conversion.VOCAB_FILE
+CONFIG_FILE = conversion.ORIGINAL_CONFIG_FILE
+TOKENIZER_FILE = tokenizer_json.TOKENIZER_FILE
+# Fields a run may set for itself over its model directory's: they shape
+# training, not the model the weights make.
+_TRAINING_FIELDS = ("hidden_dropout_prob", "attention_probs_dropout_prob",
+                    "initializer_range")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunModel:
+  """A run's model, resolved.
+
+  Attributes:
+    config: the BertConfig.
+    config_file: the file it was read from (--bert_config_file, or the
+      model directory's bert_config.json / config.json).
+    init_checkpoint: the checkpoint prefix or Hugging Face folder to start
+      from, or None.
+    vocab_file: vocab.txt or a tokenizer.json; None where the run needs no
+      vocabulary and none was given.
+    do_lower_case: the casing the text is tokenized with.
+    model_dir: the model directory the missing flags came from, or None.
+  """
+  config: BertConfig
+  config_file: str
+  init_checkpoint: Optional[str]
+  vocab_file: Optional[str]
+  do_lower_case: bool
+  model_dir: Optional[str] = None
+
+  def input_files(self):
+    """(flag, path) of the files the run reads, which no output may
+    overwrite."""
+    inputs = [("--bert_config_file", self.config_file)]
+    if self.vocab_file:
+      inputs.append(("--vocab_file", self.vocab_file))
+    return inputs + run_files.checkpoint_inputs(self.init_checkpoint)
+
+
+def resolve_run_model(init_checkpoint, bert_config_file, vocab_file,
+                      do_lower_case, max_seq_length, needs_vocab=True):
+  """The run's model from its flags.
+
+  Args:
+    init_checkpoint: --init_checkpoint: a prefix, a directory (its newest
+      checkpoint, as the original's) or a Hugging Face folder; or None.
+    bert_config_file, vocab_file: the flags, or None to take the model
+      directory's.
+    do_lower_case: the flag where it was given, None to take the model
+      directory's casing (else the original's default, True).
+    max_seq_length: the run's, checked against the config.
+    needs_vocab: whether the run tokenizes (run_pretraining does not).
+
+  Raises:
+    ValueError: naming the flag or file: a missing flag the directory does
+      not supply, a flag that disagrees with the directory.
+  """
+  if max_seq_length < 2:
+    raise ValueError(f"--max_seq_length={max_seq_length}: must be at least "
+                     f"2, room for [CLS] and [SEP]")
+  prefix = _resolve_init_checkpoint(init_checkpoint)
+  model_dir = model_directory_of(init_checkpoint, prefix)
+  source = conversion.open_checkpoint(
+      model_dir, needs_vocab=False) if model_dir else None
+  config, config_file = _config(bert_config_file, source, model_dir)
+  if max_seq_length > config.max_position_embeddings:
+    raise ValueError(
+        f"Cannot use sequence length {max_seq_length} because the BERT model "
+        f"was only trained up to sequence length "
+        f"{config.max_position_embeddings} ({config_file})")
+  if source is None:
+    tf_checkpoints.check_fits(config, prefix, config_file)
+  vocab_file = _vocab_file(vocab_file, source, model_dir, needs_vocab)
+  if vocab_file:
+    vocabulary.check_vocab_fits(vocab_file, config.vocab_size, config_file)
+  do_lower_case = _do_lower_case(do_lower_case, model_dir, vocab_file, prefix)
+  return RunModel(config, config_file, prefix, vocab_file, do_lower_case,
+                  model_dir)
+
+
+def _resolve_init_checkpoint(init_checkpoint):
+  """--init_checkpoint as a checkpoint prefix or Hugging Face folder, or
+  None when it is empty."""
+  if not init_checkpoint:
+    return None
+  try:
+    prefix = tf_checkpoints.resolve_checkpoint_path(init_checkpoint)
+  except FileNotFoundError as error:
+    raise ValueError(f"--init_checkpoint: {error}") from None
+  if prefix != init_checkpoint:
+    logger.info("--init_checkpoint=%s: using %s", init_checkpoint, prefix)
+  return prefix
+
+
+def model_directory_of(init_checkpoint, prefix):
+  """The model directory --init_checkpoint names or lies in (one with a
+  config beside its checkpoint), or None."""
+  if not init_checkpoint:
+    return None
+  if huggingface.is_folder(init_checkpoint):
+    return init_checkpoint
+  directory = init_checkpoint if file_io.isdir(init_checkpoint) else \
+      os.path.dirname(prefix)
+  if file_io.exists(os.path.join(directory, CONFIG_FILE)):
+    return directory
+  return None
+
+
+def _config(bert_config_file, source, model_dir):
+  """(BertConfig, its file): the flag's, which must make the model
+  directory's model where there is one (it may set its own dropout), else
+  the directory's."""
+  if source is not None:
+    folder_file = _config_file_of(source, model_dir)
+  if bert_config_file:
+    file_io.check_input_file("--bert_config_file", bert_config_file)
+    config = BertConfig.from_json_file(bert_config_file)
+    differences = ", ".join(
+        f"{field.name} {getattr(config, field.name)} against "
+        f"{getattr(source.config, field.name)}"
+        for field in dataclasses.fields(config) if source is not None and
+        field.compare and field.name not in _TRAINING_FIELDS and
+        getattr(config, field.name) != getattr(source.config, field.name))
+    if differences:
+      raise ValueError(
+          f"--bert_config_file={bert_config_file} is not the config of "
+          f"--init_checkpoint's {folder_file}: {differences}")
+    return config, bert_config_file
+  if source is None:
+    raise ValueError("--bert_config_file is required, unless "
+                     "--init_checkpoint names a model directory (a release, "
+                     "a Hugging Face folder, a run's --output_dir)")
+  logger.info("bert_config: %s (from --init_checkpoint=%s)", folder_file,
+              model_dir)
+  return source.config, folder_file
+
+
+def _vocab_file(vocab_file, source, model_dir, needs_vocab):
+  """The flag's vocabulary, which must be the model directory's where it
+  has one, else the directory's."""
+  folder_vocab = source.vocab_file if source is not None else None
+  if vocab_file:
+    file_io.check_input_file("--vocab_file", vocab_file)
+    if folder_vocab and tokenization_rules.load_vocab(vocab_file) != \
+        tokenization_rules.load_vocab(folder_vocab):
+      raise ValueError(
+          f"--vocab_file={vocab_file} is not the vocabulary of "
+          f"--init_checkpoint's {folder_vocab}: the model's token ids "
+          f"would mean other words")
+    return vocab_file
+  if folder_vocab:
+    logger.info("vocab_file: %s (from --init_checkpoint=%s)", folder_vocab,
+                model_dir)
+    return folder_vocab
+  if needs_vocab:
+    raise ValueError(
+        "--vocab_file is required, unless --init_checkpoint names a model "
+        "directory that holds its vocabulary (vocab.txt or tokenizer.json)"
+        + (f"; {model_dir} has neither" if model_dir else ""))
+  return None
+
+
+def _do_lower_case(do_lower_case, model_dir, vocab_file, prefix):
+  """The flag's casing, which must be the model directory's where its
+  tokenizer files say one; else the directory's; else True (the
+  original's default)."""
+  if do_lower_case is None and model_dir:
+    tokenizer = tokenizer_json.read_folder(model_dir, model_file)
+    if tokenizer.do_lower_case is not None:
+      logger.info("do_lower_case: %s (from %s)", tokenizer.do_lower_case,
+                  tokenizer.where_said)
+      return tokenizer.do_lower_case
+    if vocab_file:
+      do_lower_case = vocabulary.vocab_is_lower_cased(vocab_file)
+      logger.info("do_lower_case: %s (as %s shows)", do_lower_case,
+                  vocab_file)
+      return do_lower_case
+  if do_lower_case is None:
+    do_lower_case = True
+  if model_dir:
+    huggingface.check_do_lower_case(model_dir, do_lower_case)
+  if vocab_file:
+    vocabulary.check_do_lower_case(vocab_file, do_lower_case, prefix)
+  return do_lower_case
+
+
+def _config_file_of(source, model_dir):
+  """The file an opened model directory's config was read from."""
+  return os.path.join(model_dir, huggingface.CONFIG_FILE
+                      if source.format == conversion.HUGGINGFACE
+                      else CONFIG_FILE)
+
+
+def model_files(run_model, labels_fields=None):
+  """{name: bytes}: the files that make a run's --output_dir a model
+  directory beside its checkpoints: bert_config.json (with the head's
+  labels, `labels_fields`, as extra fields the original's BertConfig keeps
+  as attributes) and the vocabulary: vocab.txt, or the tokenizer files of
+  a folder that has no vocab.txt."""
+  config = dataclasses.replace(run_model.config)
+  config.extra_fields = {**config.extra_fields, **(labels_fields or {})}
+  files = {CONFIG_FILE: config.to_json_string().encode("utf-8")}
+  vocab_file = run_model.vocab_file
+  if not vocab_file:
+    return files
+  sources = [vocab_file]
+  if os.path.basename(vocab_file) == TOKENIZER_FILE:
+    tokenizer_config = os.path.join(os.path.dirname(vocab_file),
+                                    huggingface.TOKENIZER_CONFIG_FILE)
+    sources += [tokenizer_config] if file_io.exists(tokenizer_config) else []
+    names = [os.path.basename(path) for path in sources]
+  else:
+    names = [VOCAB_FILE]
+  for name, path in zip(names, sources):
+    with file_io.open_file(path, "rb") as reader:
+      files[name] = reader.read()
+  return files
