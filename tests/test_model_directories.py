@@ -124,16 +124,21 @@ def test_extract_features_takes_every_layout_as_init_checkpoint(tmp_path):
 
 def test_run_squad_fine_tunes_a_huggingface_folder_and_serves_raw_text(
     tmp_path):
+  """The folder alone gives the config, vocabulary and casing."""
   synthetic_squad(tmp_path / "train.json", seed=0, num_paragraphs=8)
   result = run_script("run_squad.py", {
-      "vocab_file": f"{HUGGINGFACE_QA}/vocab.txt",
-      "bert_config_file": f"{HUGGINGFACE_QA}/config.json",
       "init_checkpoint": HUGGINGFACE_QA, "train_file": tmp_path / "train.json",
       "output_dir": tmp_path / "output", "do_train": True,
       "train_batch_size": 8, "num_train_epochs": 1, "max_seq_length": 48,
       "doc_stride": 16, "max_query_length": 12, "seed": 1,
       "version_2_with_negative": True, "export_dir": tmp_path / "export"})
   assert result.returncode == 0, result.stderr[-3000:]
+  assert "do_lower_case: True (from " in result.stderr
+  # Its --output_dir converts to the folder's class as it is.
+  conversion.convert(str(tmp_path / "output"), str(tmp_path / "hf"),
+                     "huggingface")
+  assert json.loads((tmp_path / "hf" / "config.json").read_text())[
+      "architectures"] == ["BertForQuestionAnswering"]
   # Fine-tuned from the folder's weights (a few small steps away).
   tuned = tf.train.load_checkpoint(
       tf.train.latest_checkpoint(str(tmp_path / "output")))

@@ -18,6 +18,7 @@ from bert_tf.pretraining.instances import TrainingInstance
 from bert_tf.training import optimization
 from bert_tf.training.checkpoint_manager import CheckpointManager
 from tests.support.helpers import (ORIGINAL_TINY, ORIGINAL_TINY_TRAIN,
+                                   PROJECT_DIR,
                                    assert_checkpoints_close,
                                    assert_fails_in_one_line, free_port,
                                    kill_after_checkpoint, read_scalars,
@@ -41,14 +42,35 @@ def pretrain(output_dir, env=None, **overrides):
   return run_script("run_pretraining.py", flag_values, env=env)
 
 
+# A vocabulary of original_tiny's 99 tokens, which the run copies.
+VOCAB = os.path.join(PROJECT_DIR, "tests", "fixtures", "extract_features",
+                     "vocab.txt")
+
+
 @pytest.fixture(scope="module")
 def reference_run(tmp_path_factory):
   """The reference settings, then 2 eval batches of 3."""
   output_dir = str(tmp_path_factory.mktemp("pretraining"))
   result = pretrain(output_dir, do_eval=True, eval_batch_size=3,
-                    max_eval_steps=2)
+                    max_eval_steps=2, vocab_file=VOCAB)
   assert result.returncode == 0, result.stderr
   return output_dir, result.stderr
+
+
+@pytest.mark.shared
+def test_the_output_dir_is_a_model_directory(reference_run):
+  """The run's config (its dropout 0 over the checkpoint's directory's 0.1,
+  which a run may set) and --vocab_file beside its checkpoints: it loads
+  and converts as it is."""
+  output_dir, _ = reference_run
+  with open(VOCAB, "rb") as reader:
+    assert open(os.path.join(output_dir, "vocab.txt"), "rb").read() == \
+        reader.read()
+  assert bert_tf.BertConfig.from_json_file(
+      os.path.join(output_dir, "bert_config.json")) == \
+      bert_tf.BertConfig.from_json_file(ORIGINAL_FLAGS["bert_config_file"])
+  assert isinstance(bert_tf.load_pretrained(output_dir).model,
+                    bert_tf.BertPretrainer)
 
 
 @pytest.mark.shared
