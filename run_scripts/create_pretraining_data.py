@@ -110,10 +110,10 @@ def validate_flags(beam_args):
   option_checks.check_at_least_one(FLAGS, ("dupe_factor",))
 
 
-def load_tokenizer():
-  file_io.check_input_file("--vocab_file", FLAGS.vocab_file)
-  tokenizer = tokenization.FullTokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
-  check_special_tokens(tokenizer.vocab, FLAGS.vocab_file,
+def load_tokenizer(vocab_file, do_lower_case):
+  file_io.check_input_file("--vocab_file", vocab_file)
+  tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case)
+  check_special_tokens(tokenizer.vocab, vocab_file,
                        (*REQUIRED_TOKENS, MASK_TOKEN))
   return tokenizer
 
@@ -143,23 +143,24 @@ def main(argv):
   beam_args = argv[1:]
   validate_flags(beam_args)
   beam = beam_module() if FLAGS.beam_runner else None
+  vocab_file, do_lower_case = tokenizer_flags.vocabulary_and_casing()
   if beam:
     beam.check_paths_reach_workers(FLAGS.beam_runner, [
         ("--input_file", FLAGS.input_file),
         ("--output_dir", FLAGS.output_dir),
-        ("--vocab_file", FLAGS.vocab_file)])
+        ("--vocab_file", vocab_file)])
   input_files = file_io.input_files(FLAGS.input_file)
   outputs = output_files(input_files)
   output_paths.check_outputs(
       outputs=[("--output_dir" if one_shard_per_input() else "--output_file",
                 path) for path in outputs],
       inputs=[("--input_file", path) for path in input_files]
-      + [("--vocab_file", FLAGS.vocab_file)],
+      + [("--vocab_file", vocab_file)],
       output_dirs=[("--output_dir", FLAGS.output_dir)]
       if one_shard_per_input() else [])
   pipeline_options = beam.pipeline_options(
       FLAGS.beam_runner, beam_args, FLAGS.num_workers) if beam else None
-  tokenizer = load_tokenizer()
+  tokenizer = load_tokenizer(vocab_file, do_lower_case)
   if not beam:  # Beam's workers check their own files
     documents.check_text_files(input_files)
   logging.info("*** Reading from input files ***")
@@ -172,8 +173,8 @@ def main(argv):
       short_seq_prob=FLAGS.short_seq_prob,
       dupe_factor=FLAGS.dupe_factor,
       do_whole_word_mask=FLAGS.do_whole_word_mask)
-  tokenizer_options = pretraining_data.TokenizerOptions(FLAGS.vocab_file,
-                                                       FLAGS.do_lower_case)
+  tokenizer_options = pretraining_data.TokenizerOptions(vocab_file,
+                                                       do_lower_case)
   summary = None
   if beam:
     summary = beam.create_with_beam(

@@ -15,7 +15,8 @@ them, the lengths the file was written with are reported.
 from absl import flags
 
 import program
-from bert_tf import tokenization
+from bert_tf import tokenization, vocabulary
+from bert_tf.checkpoints import conversion
 from bert_tf.data import tfrecords
 from bert_tf.files import file_io
 from bert_tf.pretraining import features as pretraining_features
@@ -23,7 +24,8 @@ from bert_tf.pretraining import features as pretraining_features
 flags.DEFINE_string("input_file", None,
                     "TFRecord file(s): comma-separated globs.")
 flags.DEFINE_string("vocab_file", None,
-                    "vocab.txt to show tokens; ids are shown without it.")
+                    "vocab.txt, a tokenizer.json or a model directory, to show "
+                    "tokens; ids are shown without it.")
 flags.DEFINE_integer("max_examples", 5, "How many examples to print.")
 flags.DEFINE_integer("max_seq_length", None,
                      "Check every record was written for this length.")
@@ -108,8 +110,13 @@ def inspect(path, tokenizer):
 def main(_):
   tokenizer = None
   if FLAGS.vocab_file:
-    file_io.check_input_file("--vocab_file", FLAGS.vocab_file)
-    tokenizer = tokenization.FullTokenizer(FLAGS.vocab_file)
+    vocab_file = FLAGS.vocab_file
+    if file_io.isdir(vocab_file):
+      vocab_file, _ = conversion.vocabulary_of(vocab_file)
+    file_io.check_input_file("--vocab_file", vocab_file)
+    # Ids to pieces: the casing only has to be the file's own.
+    tokenizer = tokenization.FullTokenizer(
+        vocab_file, vocabulary.vocab_is_lower_cased(vocab_file))
   paths = file_io.input_files(FLAGS.input_file)
   for path in paths:
     inspect(path, tokenizer)

@@ -1,13 +1,17 @@
 """The original's tokenizer flags, the same in every script that reads text:
 create_pretraining_data and the fine-tuning scripts. No TensorFlow here."""
 
-from absl import flags
+from absl import flags, logging
+
+from bert_tf import vocabulary
+from bert_tf.checkpoints import conversion
+from bert_tf.files import file_io
 
 flags.DEFINE_string(
     "vocab_file", None,
     "The vocabulary file that the BERT model was trained on (vocab.txt, or a "
-    "Hugging Face tokenizer.json). Default: the model directory's, where "
-    "--init_checkpoint names one.")
+    "Hugging Face tokenizer.json), or a model directory holding one. "
+    "Default: the model directory's, where --init_checkpoint names one.")
 flags.DEFINE_bool(
     "do_lower_case", True,
     "Whether to lower case the input text. Should be True for uncased "
@@ -20,3 +24,29 @@ def do_lower_case():
   """--do_lower_case where it was given, else None: the model directory's
   casing then, where there is one (training.run_setup)."""
   return FLAGS.do_lower_case if FLAGS["do_lower_case"].present else None
+
+
+def vocabulary_and_casing():
+  """(vocabulary file, do_lower_case) of a program with no
+  --init_checkpoint (create_pretraining_data): --vocab_file may name a
+  model directory, which gives its vocabulary and, unless --do_lower_case
+  is given (and agrees), its casing."""
+  if not FLAGS.vocab_file or not file_io.isdir(FLAGS.vocab_file):
+    return FLAGS.vocab_file, FLAGS.do_lower_case
+  try:
+    vocab_file, said = conversion.vocabulary_of(FLAGS.vocab_file)
+  except FileNotFoundError:
+    raise ValueError(f"--vocab_file={FLAGS.vocab_file} is a directory with "
+                     f"no vocabulary (vocab.txt or tokenizer.json) in "
+                     f"it") from None
+  given = do_lower_case()
+  if given is not None and said is not None and given != said:
+    raise ValueError(f"--do_lower_case={given}, but the tokenizer files of "
+                     f"--vocab_file={FLAGS.vocab_file} say {said}")
+  if given is None:
+    given = vocabulary.vocab_is_lower_cased(vocab_file) if said is None \
+        else said
+    logging.info("do_lower_case: %s (from --vocab_file=%s)", given,
+                 FLAGS.vocab_file)
+  logging.info("vocab_file: %s", vocab_file)
+  return vocab_file, given

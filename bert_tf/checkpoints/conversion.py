@@ -145,6 +145,14 @@ def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
   return checkpoint
 
 
+def vocabulary_of(directory):
+  """(vocab.txt or tokenizer.json, do_lower_case or None) of a model
+  directory, its checkpoint left unopened: what a program that only
+  tokenizes takes from one."""
+  tokenizer = tokenizer_json.read_folder(directory, model_file)
+  return _vocab_file(directory, tokenizer, True), tokenizer.do_lower_case
+
+
 def _vocab_file(directory, tokenizer, needs_vocab):
   """vocab.txt where the directory has one, else its tokenizer.json; None
   for neither unless needs_vocab. Where it has both, they must hold the

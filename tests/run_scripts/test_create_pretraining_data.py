@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import re
 import stat
 import subprocess
@@ -122,7 +123,8 @@ def test_output_bytes_are_stable(corpus, vocab, tmp_path):
     ({"input_file": "EMPTY"}, "is empty"),
     ({"vocab_file": "nowhere/vocab.txt"},
      "--vocab_file=nowhere/vocab.txt does not exist"),
-    ({"vocab_file": "."}, "--vocab_file=\\. is a directory, not a file"),
+    ({"vocab_file": "."},
+     "--vocab_file=\\. is a directory with no vocabulary"),
     ({"max_predictions_per_seq": 200}, "--max_predictions_per_seq=200"),
     ({"masked_lm_prob": 0.0}, "--masked_lm_prob=0.0: must be in \\(0, 1\\]"),
     ({"masked_lm_prob": 1.5}, "--masked_lm_prob=1.5"),
@@ -185,9 +187,19 @@ def test_num_workers_needs_output_dir(corpus, vocab, tmp_path):
   assert "--num_workers needs --output_dir" in result.stderr
 
 
-def test_runs_without_importing_tensorflow(corpus, vocab, tmp_path):
+@pytest.mark.parametrize("vocab_source", ["file", "model_directory"])
+def test_runs_without_importing_tensorflow(corpus, vocab, tmp_path,
+                                           vocab_source):
   """TensorFlow's import alone takes seconds; local data never needs it.
-  Apache Beam is imported only with --beam_runner."""
+  Apache Beam is imported only with --beam_runner. --vocab_file may name a
+  model directory: its vocabulary and casing (a cased tokenizer_config.json
+  here, which --do_lower_case's default does not override)."""
+  if vocab_source == "model_directory":
+    (tmp_path / "model").mkdir()
+    shutil.copy(vocab, tmp_path / "model" / "vocab.txt")
+    (tmp_path / "model" / "tokenizer_config.json").write_text(
+        '{"do_lower_case": false}')
+    vocab = tmp_path / "model"
   script = (
       "import runpy, sys\n"
       f"sys.path.insert(0, {os.path.dirname(SCRIPT)!r})  # as python does\n"
@@ -203,6 +215,8 @@ def test_runs_without_importing_tensorflow(corpus, vocab, tmp_path):
   assert result.returncode == 0, result.stderr[-2000:]
   assert result.stdout.strip().splitlines()[-1] == "False False"
   assert (tmp_path / "x.tfrecord").stat().st_size > 0
+  if vocab_source == "model_directory":
+    assert "do_lower_case: False (from --vocab_file=" in result.stderr
 
 
 @pytest.fixture(scope="module")

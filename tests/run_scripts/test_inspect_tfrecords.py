@@ -1,4 +1,5 @@
 import os
+import shutil
 import subprocess
 import sys
 
@@ -23,8 +24,14 @@ def inspect(*flags):
 
 
 @pytest.mark.shared
-def test_prints_tokens_masks_and_label_and_checks_every_record():
-  result = inspect(f"--vocab_file={VOCAB}", "--max_examples=1",
+@pytest.mark.parametrize("vocab_source", ["file", "model_directory"])
+def test_prints_tokens_masks_and_label_and_checks_every_record(
+    vocab_source, tmp_path):
+  vocab = VOCAB
+  if vocab_source == "model_directory":  # its vocab.txt is taken
+    shutil.copy(VOCAB, tmp_path / "vocab.txt")
+    vocab = tmp_path
+  result = inspect(f"--vocab_file={vocab}", "--max_examples=1",
                    "--max_seq_length=64", "--max_predictions_per_seq=10")
   assert result.returncode == 0, result.stderr[-2000:]
   lines = result.stdout.splitlines()
