@@ -20,9 +20,9 @@ import numpy as np
 
 from bert_tf import tokenization_rules, vocabulary
 from bert_tf.checkpoints import huggingface, tokenizer_json
-from bert_tf.checkpoints.names import (NER_LABELS, check_encoder_fits,
-                                      expected_shape, labels_fields,
-                                      labels_of_fields)
+from bert_tf.checkpoints.names import (NER_LABELS, ORIGINAL_CONFIG_FILE,
+                                      check_encoder_fits, expected_shape,
+                                      labels_fields, labels_of_fields)
 from bert_tf.config import BertConfig
 from bert_tf.files import file_io, output_paths
 from bert_tf.files.model_files import model_file, required_model_file
@@ -34,7 +34,6 @@ FORMATS = (ORIGINAL, HUGGINGFACE)
 # The dtypes a conversion may write every tensor in.
 DTYPES = {"float32": np.float32, "float16": np.float16,
           "bfloat16": ml_dtypes.bfloat16}
-ORIGINAL_CONFIG_FILE = "bert_config.json"
 ORIGINAL_CHECKPOINT = "bert_model.ckpt"
 VOCAB_FILE = "vocab.txt"
 

@@ -11,6 +11,8 @@ bert_config.json keeps them (labels_fields), and run_ner's labels.
 
 import re
 
+# The original format's config, beside its checkpoint.
+ORIGINAL_CONFIG_FILE = "bert_config.json"
 # run_ner's head (cls/ner/) has a row per CoNLL-2003 tag, in this order: O,
 # then B- and I- of each entity type (IOB2).
 NER_ENTITY_TYPES = ("PER", "LOC", "ORG", "MISC")

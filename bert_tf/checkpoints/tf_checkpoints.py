@@ -11,12 +11,17 @@ folder is read as a checkpoint too, under the same names (huggingface).
 
 import dataclasses
 import logging
+import os
 
 import tensorflow as tf
 
 from bert_tf.checkpoints import huggingface
-from bert_tf.checkpoints.names import check_encoder_fits, encoder_names
+from bert_tf.checkpoints.names import (ORIGINAL_CONFIG_FILE,
+                                       check_encoder_fits, encoder_names,
+                                       labels_of_fields)
+from bert_tf.config import read_json_object
 from bert_tf.files import file_io
+from bert_tf.files.model_files import model_file
 
 logger = logging.getLogger(__name__)
 
@@ -284,19 +289,24 @@ class _HeadRows:
 def rows_by_label(reader, variables, labels, prefix):
   """The reader as a model of head labels `labels` loads it: where the
   checkpoint names its head's labels too (a Hugging Face folder's
-  id2label) in another order, its rows are taken by name; another label
-  set loads no head (the model keeps its own, a warning names both).
+  id2label, or the bert_config.json beside an original checkpoint) in
+  another order, its rows are taken by name; another label set loads no
+  head (the model keeps its own, a warning names both).
 
   Args:
     variables: the model's {original name: variable}; its head is the
       output_weights and output_bias among them.
     labels: the model's labels in row order, or None (rows as stored).
   """
+  if not labels:
+    return reader
   theirs = getattr(reader, "labels", None)
+  if theirs is None and not huggingface.is_folder(prefix):
+    theirs = _labels_beside(prefix)
   head_names = [name for name in variables
                 if name.endswith(("output_weights", "output_bias"))]
   shapes = reader.get_variable_to_shape_map()
-  if not labels or theirs is None or list(theirs) == list(labels) or \
+  if theirs is None or list(theirs) == list(labels) or \
       not any(name in shapes for name in head_names):
     return reader
   if sorted(theirs) != sorted(labels):
@@ -306,6 +316,16 @@ def rows_by_label(reader, variables, labels, prefix):
     return _HeadRows(reader, head_names, None)
   return _HeadRows(reader, head_names,
                    [list(theirs).index(label) for label in labels])
+
+
+def _labels_beside(prefix):
+  """The head labels that the bert_config.json beside an original
+  checkpoint names (names.labels_fields: a converted folder's, a run's
+  output directory's), or None."""
+  config_file = model_file(os.path.dirname(prefix), ORIGINAL_CONFIG_FILE)
+  if config_file is None:
+    return None
+  return labels_of_fields(read_json_object(config_file), config_file)[0]
 
 
 def trained_variables(variables):

@@ -216,3 +216,18 @@ def test_run_ners_tagger_takes_only_the_encoder_of_other_labels(caplog):
                                 initial)
   assert "['O', 'B-DRUG', 'I-DRUG', 'B-DOSE', 'I-DOSE'] are not the " \
       "model's ['O', 'B-PER'," in caplog.text
+
+
+@pytest.mark.shared
+def test_a_converted_conll_folder_keeps_mapping_rows_by_name(tmp_path):
+  """Converted to the original format, the folder's labels are in its
+  bert_config.json: run_ner's tagger still takes the rows by name."""
+  conversion.convert(CONLL_FOLDER, str(tmp_path / "original"),
+                     conversion.ORIGINAL)
+  from_folder, converted = ner_tagger(), ner_tagger()
+  tf_checkpoints.load_checkpoint(from_folder, CONLL_FOLDER)
+  tf_checkpoints.load_checkpoint(converted, str(tmp_path / "original"))
+  np.testing.assert_array_equal(converted.tag_head.output_weights.numpy(),
+                                from_folder.tag_head.output_weights.numpy())
+  np.testing.assert_array_equal(converted.tag_head.output_bias.numpy(),
+                                from_folder.tag_head.output_bias.numpy())
