@@ -270,6 +270,15 @@ def test_sts_b_regression_exports_predictions(tmp_path):
   np.testing.assert_allclose(answer["by_text"]["predictions"], predictions,
                              atol=1e-5)
   assert "labels" not in answer["by_text"]
+  # Its --output_dir converts to a regression head, not run_swag's one
+  # logit, and opens as one.
+  conversion.convert(str(tmp_path / "output"), str(tmp_path / "hf"),
+                     "huggingface")
+  hf_config = json.loads((tmp_path / "hf" / "config.json").read_text())
+  assert hf_config["architectures"] == ["BertForSequenceClassification"]
+  assert hf_config["problem_type"] == "regression"
+  assert bert_tf.load_pretrained(str(tmp_path / "hf")).model.problem_type \
+      == "regression"
 
 
 MNLI_COLUMNS = ["index", "promptID", "pairID", "genre", "s1_binary",
