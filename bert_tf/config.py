@@ -12,6 +12,7 @@ unchanged keeps its bytes. A Hugging Face config.json (it names a model_type)
 is read too, mapped field by field (see from_huggingface_dict).
 """
 
+import copy
 import dataclasses
 import json
 import logging
@@ -213,6 +214,14 @@ class BertConfig:
     if text is not None and values == self.to_dict():
       return text
     return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+  def with_extra_fields(self, fields):
+    """A copy with `fields` (e.g. a head's labels) among its extra fields;
+    it still writes the file it was read from where that says the same
+    (to_json_string)."""
+    config = copy.copy(self)
+    config.extra_fields = {**self.extra_fields, **fields}
+    return config
 
   def to_json_file(self, json_file):
     """Writes the config atomically (temporary name, then rename)."""

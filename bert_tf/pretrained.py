@@ -12,17 +12,14 @@ from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice,
                             BertSpanLabeler, BertTagger)
 from bert_tf.text.preprocessor import BertPreprocessor
 
-# The bert_tf model of each transformers class (huggingface.ARCHITECTURES).
+# The bert_tf model of each transformers class (huggingface.ARCHITECTURES),
+# as each model names the classes it is (huggingface_architectures).
 MODEL_CLASSES = {
-    "BertModel": BertEncoder,
-    "BertForPreTraining": BertPretrainer,
-    "BertForNextSentencePrediction": BertNextSentenceClassifier,
-    "BertForMaskedLM": BertPretrainer,
-    "BertForSequenceClassification": BertClassifier,
-    "BertForQuestionAnswering": BertSpanLabeler,
-    "BertForTokenClassification": BertTagger,
-    "BertForMultipleChoice": BertMultipleChoice,
-}
+    architecture: model_class
+    for model_class in (BertEncoder, BertPretrainer, BertNextSentenceClassifier,
+                        BertClassifier, BertSpanLabeler, BertTagger,
+                        BertMultipleChoice)
+    for architecture in model_class.huggingface_architectures}
 
 
 @dataclasses.dataclass
@@ -98,4 +95,5 @@ def load_pretrained(model_dir, model_class=None, **model_arguments):
   return PretrainedModel(config=source.config, model=model,
                          vocab_file=source.vocab_file, load_report=report,
                          do_lower_case=do_lower_case, labels=source.labels,
-                         model_max_length=source.model_max_length)
+                         model_max_length=(
+                             source.tokenizer_files.model_max_length))

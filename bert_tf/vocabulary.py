@@ -23,7 +23,8 @@ from bert_tf import tokenization
 from bert_tf.files import file_io
 from bert_tf.checkpoints.tokenizer_json import is_tokenizer_json
 from bert_tf.tokenization_rules import (PAD_TOKEN, SPECIAL_TOKENS,
-                                       check_special_tokens, read_vocabulary)
+                                       check_casing, check_special_tokens,
+                                       read_vocabulary)
 
 # 99 [unused*] tokens put [UNK], [CLS], [SEP], [MASK] at ids 100-103 as in
 # every released vocabulary, and leave room to add tokens without resizing.
@@ -275,6 +276,23 @@ def vocab_is_lower_cased(vocab_file):
   return _judge_casing(vocab_file)[0]
 
 
+def model_casing(tokenizer_files, vocab_file, do_lower_case):
+  """A model directory's casing for a program: (do_lower_case, where it
+  came from). The program's own where given (do_lower_case not None; where
+  None), which the directory's tokenizer files
+  (tokenizer_json.FolderTokenizer) must not contradict; else theirs; else
+  what vocab_file shows; without one, the original's default, True (where
+  None)."""
+  if do_lower_case is not None:
+    tokenizer_files.check_casing(do_lower_case)
+    return do_lower_case, None
+  if tokenizer_files.do_lower_case is not None:
+    return tokenizer_files.do_lower_case, f"from {tokenizer_files.where_said}"
+  if vocab_file:
+    return vocab_is_lower_cased(vocab_file), f"as {vocab_file} shows"
+  return True, None
+
+
 def check_do_lower_case(vocab_file, do_lower_case, init_checkpoint=None):
   """The original's checkpoint-name check (raises), then a warning when
   do_lower_case contradicts the vocabulary's content (an error for a
@@ -286,9 +304,7 @@ def check_do_lower_case(vocab_file, do_lower_case, init_checkpoint=None):
   tokenization.validate_case_matches_checkpoint(do_lower_case, init_checkpoint)
   lower_cased, looks_like = _judge_casing(vocab_file)
   if lower_cased != bool(do_lower_case) and is_tokenizer_json(vocab_file):
-    raise ValueError(f"{vocab_file}: {looks_like}, but do_lower_case="
-                     f"{bool(do_lower_case)}; pass --do_lower_case="
-                     f"{lower_cased}")
+    check_casing(read_vocabulary(vocab_file), vocab_file, do_lower_case)
   if lower_cased != bool(do_lower_case):
     logging.warning(
         "%s is %s, but do_lower_case=%s: pass --do_lower_case=%s, or words "

@@ -34,19 +34,15 @@ def vocabulary_and_casing():
   if not FLAGS.vocab_file or not file_io.isdir(FLAGS.vocab_file):
     return FLAGS.vocab_file, FLAGS.do_lower_case
   try:
-    vocab_file, said = conversion.vocabulary_of(FLAGS.vocab_file)
+    vocab_file, tokenizer_files = conversion.vocabulary_of(FLAGS.vocab_file)
   except FileNotFoundError:
     raise ValueError(f"--vocab_file={FLAGS.vocab_file} is a directory with "
                      f"no vocabulary (vocab.txt or tokenizer.json) in "
                      f"it") from None
-  given = do_lower_case()
-  if given is not None and said is not None and given != said:
-    raise ValueError(f"--do_lower_case={given}, but the tokenizer files of "
-                     f"--vocab_file={FLAGS.vocab_file} say {said}")
-  if given is None:
-    given = vocabulary.vocab_is_lower_cased(vocab_file) if said is None \
-        else said
-    logging.info("do_lower_case: %s (from --vocab_file=%s)", given,
-                 FLAGS.vocab_file)
+  casing, where = vocabulary.model_casing(tokenizer_files, vocab_file,
+                                          do_lower_case())
+  if where is not None:
+    logging.info("do_lower_case: %s (from --vocab_file=%s: %s)", casing,
+                 FLAGS.vocab_file, where)
   logging.info("vocab_file: %s", vocab_file)
-  return vocab_file, given
+  return vocab_file, casing

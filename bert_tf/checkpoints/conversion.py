@@ -9,7 +9,6 @@ directory and renamed into place when complete, into a new or empty
 stay half the size) unless the dtype asked for is another.
 """
 
-import copy
 import dataclasses
 import logging
 import os
@@ -55,9 +54,11 @@ class Checkpoint:
       id2label, see names.labels_fields).
     vocab_file: its vocab.txt, else its tokenizer.json (transformers 5
       writes no vocab.txt).
-    do_lower_case: as the directory says, or None.
+    do_lower_case: as the directory's tokenizer files say, or None.
     problem_type: the classifier's (names.PROBLEM_TYPES), or None.
-    model_max_length: tokenizer_config.json's, or None where unset.
+    tokenizer_files: its tokenizer files, read once
+      (tokenizer_json.FolderTokenizer: model_max_length, where the casing
+      is said).
   """
   path: str
   format: str
@@ -68,7 +69,7 @@ class Checkpoint:
   vocab_file: str
   do_lower_case: object
   problem_type: object = None
-  model_max_length: object = None
+  tokenizer_files: object = None
 
 
 def detect_format(directory):
@@ -108,7 +109,7 @@ def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
     reader = huggingface.HuggingFaceFolder(directory, stored_dtypes)
     config_file = os.path.join(directory, huggingface.CONFIG_FILE)
     checkpoint = Checkpoint(directory, HUGGINGFACE, reader.config, reader,
-                            None, reader.labels, None, reader.do_lower_case,
+                            None, reader.labels, None, None,
                             reader.problem_type)
     if reader.architecture_name == "BertForSequenceClassification":
       one_output = reader.architecture_name
@@ -134,9 +135,8 @@ def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
   if checkpoint.labels is None:
     checkpoint.labels = _unnamed_labels(checkpoint.architecture_name, shapes)
   tokenizer = tokenizer_json.read_folder(directory, model_file)
-  checkpoint.model_max_length = tokenizer.model_max_length
-  if checkpoint.do_lower_case is None:
-    checkpoint.do_lower_case = tokenizer.do_lower_case
+  checkpoint.tokenizer_files = tokenizer
+  checkpoint.do_lower_case = tokenizer.do_lower_case
   checkpoint.vocab_file = _vocab_file(directory, tokenizer, needs_vocab)
   if checkpoint.vocab_file is not None:
     vocabulary.check_vocab_fits(checkpoint.vocab_file,
@@ -145,11 +145,11 @@ def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
 
 
 def vocabulary_of(directory):
-  """(vocab.txt or tokenizer.json, do_lower_case or None) of a model
-  directory, its checkpoint left unopened: what a program that only
-  tokenizes takes from one."""
+  """(vocab.txt or tokenizer.json, its tokenizer files as
+  tokenizer_json.FolderTokenizer) of a model directory, its checkpoint left
+  unopened: what a program that only tokenizes takes from one."""
   tokenizer = tokenizer_json.read_folder(directory, model_file)
-  return _vocab_file(directory, tokenizer, True), tokenizer.do_lower_case
+  return _vocab_file(directory, tokenizer, True), tokenizer
 
 
 def _vocab_file(directory, tokenizer, needs_vocab):
@@ -374,9 +374,8 @@ def _write_original(directory, files):
         "the original modeling.py knows only the tanh approximation (gelu)")
   config = files.config
   if files.architecture_name in huggingface.LABELLED_ARCHITECTURES:
-    config = copy.copy(config)  # the file it was read from, if unchanged
-    config.extra_fields = {**config.extra_fields, **labels_fields(
-        files.labels, files.problem_type)}
+    config = config.with_extra_fields(labels_fields(files.labels,
+                                                    files.problem_type))
   config_file = os.path.join(directory, ORIGINAL_CONFIG_FILE)
   with file_io.open_file(config_file, "w") as writer:
     writer.write(config.to_json_string())

@@ -216,7 +216,6 @@ class HuggingFaceFolder:
     labels: the class labels in the head's row order (id2label, else
       transformers' LABEL_i for num_labels).
     problem_type: config.json's (PROBLEM_TYPES), or None.
-    do_lower_case: tokenizer_config.json's, or None where it does not say.
 
   Args:
     folder: the folder.
@@ -268,7 +267,6 @@ class HuggingFaceFolder:
     self._check_tensors()
     used = {*self._names.values(), _DECODER_WEIGHT, _DECODER_BIAS}
     self._unused = [name for name in self._stored if name not in used]
-    self.do_lower_case = _do_lower_case(folder)
 
   def _weight_files(self):
     """({stored name: file}, the index of shards or the one file)."""
@@ -483,24 +481,14 @@ def check_do_lower_case(path, do_lower_case):
   tokenizer_config.json says its model was trained on other casing than
   do_lower_case (the original checks released checkpoints by name,
   tokenization.validate_case_matches_checkpoint)."""
-  if not path or not file_io.isdir(path):
-    return
-  tokenizer = tokenizer_json.read_folder(path, model_file)
-  said = tokenizer.do_lower_case
-  if said is not None and said != bool(do_lower_case):
-    raise ValueError(
-        f"--do_lower_case={bool(do_lower_case)}, but {tokenizer.where_said} "
-        f"says do_lower_case {said}: pass --do_lower_case={said}")
+  if path and file_io.isdir(path):
+    tokenizer_json.read_folder(path, model_file).check_casing(do_lower_case)
 
 
 def folder_files(folder):
   """The files of a folder a run reads (none may be overwritten)."""
   return [os.path.join(folder, name) for name in sorted(os.listdir(folder))
           if name.endswith((".json", ".safetensors", ".txt"))]
-
-
-def _do_lower_case(folder):
-  return tokenizer_json.read_folder(folder, model_file).do_lower_case
 
 
 def huggingface_config(config, architecture_name, labels,

@@ -7,15 +7,14 @@ model behind BertNormalizer and BertPreTokenizer, with the original's
 cleaning and CJK splitting, accents stripped exactly when text is
 lower-cased, "##" continuations and no added non-special tokens. Anything
 else is refused, naming the file and the field, rather than tokenized
-differently from transformers. Only json and file_io here: the tokenizers
-(which import no TensorFlow) read vocabularies through this module.
+differently from transformers. No TensorFlow here: the tokenizers (which
+import none) read vocabularies through this module.
 """
 
 import dataclasses
-import json
 import os
 
-from bert_tf.files import file_io
+from bert_tf.config import read_json_object
 
 TOKENIZER_FILE = "tokenizer.json"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
@@ -55,17 +54,6 @@ def is_tokenizer_json(path):
   return os.fspath(path).endswith(".json")
 
 
-def _read_object(path):
-  try:
-    values = json.loads(file_io.utf8_text(path))
-  except json.JSONDecodeError as error:
-    raise ValueError(f"{path}: not valid JSON (line {error.lineno}): "
-                     f"{error.msg}") from None
-  if not isinstance(values, dict):
-    raise ValueError(f"{path}: expected a JSON object")
-  return values
-
-
 def _section(values, key, kind, path):
   """values[key], which must be an object of type `kind`."""
   section = values.get(key)
@@ -92,7 +80,7 @@ def _lower_case(values, fields, path, scope=""):
 def read_tokenizer_json(path):
   """A tokenizer.json as TokenizerJson; raises ValueError, in one line
   naming the file and the field, where bert_tf cannot reproduce it."""
-  values = _read_object(path)
+  values = read_json_object(path)
   model = _section(values, "model", "WordPiece", path)
   _section(values, "pre_tokenizer", "BertPreTokenizer", path)
   normalizer = _section(values, "normalizer", "BertNormalizer", path)
@@ -152,7 +140,7 @@ def _check_added_tokens(added_tokens, vocab, path):
 def read_tokenizer_config(path):
   """tokenizer_config.json as TokenizerConfig; raises ValueError naming the
   file and field where bert_tf cannot tokenize as it says."""
-  values = _read_object(path)
+  values = read_json_object(path)
   if values.get("tokenize_chinese_chars") is False:
     raise ValueError(f"{path}: tokenize_chinese_chars is false; bert_tf "
                      f"always splits CJK characters (as the original)")
@@ -189,6 +177,15 @@ class FolderTokenizer:
   do_lower_case: object
   where_said: object
   model_max_length: object
+
+  def check_casing(self, do_lower_case):
+    """Raises ValueError where the files say another casing than
+    do_lower_case (the --do_lower_case a program was given)."""
+    said = self.do_lower_case
+    if said is not None and said != bool(do_lower_case):
+      raise ValueError(
+          f"--do_lower_case={bool(do_lower_case)}, but {self.where_said} "
+          f"says do_lower_case {said}: pass --do_lower_case={said}")
 
 
 def read_folder(folder, find_file):

@@ -104,8 +104,9 @@ class BertKerasModel(keras.Model):
   # int32 ids of rank 2 ([batch_size, seq_length]) for each name.
   input_ranks = {name: 2 for name in ENCODER_INPUTS}
 
-  # The transformers classes save_pretrained may write the model as, its
-  # default first (the inverse of pretrained.MODEL_CLASSES); none: refused.
+  # The transformers classes the model is (pretrained.MODEL_CLASSES is made
+  # from them), the one save_pretrained writes by default first; none:
+  # save_pretrained refuses.
   huggingface_architectures = ()
 
   # The mode quantize() was given, kept in get_config: from_config

@@ -20,7 +20,6 @@ from bert_tf.checkpoints import (conversion, huggingface, tf_checkpoints,
                                  tokenizer_json)
 from bert_tf.config import BertConfig
 from bert_tf.files import file_io, run_files
-from bert_tf.files.model_files import model_file
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +99,7 @@ def resolve_run_model(init_checkpoint, bert_config_file, vocab_file,
   vocab_file = _vocab_file(vocab_file, source, model_dir, needs_vocab)
   if vocab_file:
     vocabulary.check_vocab_fits(vocab_file, config.vocab_size, config_file)
-  do_lower_case = _do_lower_case(do_lower_case, model_dir, vocab_file, prefix)
+  do_lower_case = _do_lower_case(do_lower_case, source, vocab_file, prefix)
   return RunModel(config, config_file, prefix, vocab_file, do_lower_case,
                   model_dir)
 
@@ -187,25 +186,19 @@ def _vocab_file(vocab_file, source, model_dir, needs_vocab):
   return None
 
 
-def _do_lower_case(do_lower_case, model_dir, vocab_file, prefix):
+def _do_lower_case(do_lower_case, source, vocab_file, prefix):
   """The flag's casing, which must be the model directory's where its
-  tokenizer files say one; else the directory's; else True (the
-  original's default)."""
-  if do_lower_case is None and model_dir:
-    tokenizer = tokenizer_json.read_folder(model_dir, model_file)
-    if tokenizer.do_lower_case is not None:
-      logger.info("do_lower_case: %s (from %s)", tokenizer.do_lower_case,
-                  tokenizer.where_said)
-      return tokenizer.do_lower_case
-    if vocab_file:
-      do_lower_case = vocabulary.vocab_is_lower_cased(vocab_file)
-      logger.info("do_lower_case: %s (as %s shows)", do_lower_case,
-                  vocab_file)
+  tokenizer files (read when `source` was opened) say one; else the
+  directory's (vocabulary.model_casing); else True (the original's
+  default)."""
+  if source is not None:
+    do_lower_case, where = vocabulary.model_casing(
+        source.tokenizer_files, vocab_file, do_lower_case)
+    if where is not None:
+      logger.info("do_lower_case: %s (%s)", do_lower_case, where)
       return do_lower_case
-  if do_lower_case is None:
+  elif do_lower_case is None:
     do_lower_case = True
-  if model_dir:
-    huggingface.check_do_lower_case(model_dir, do_lower_case)
   if vocab_file:
     vocabulary.check_do_lower_case(vocab_file, do_lower_case, prefix)
   return do_lower_case
@@ -224,8 +217,7 @@ def model_files(run_model, labels_fields=None):
   labels, `labels_fields`, as extra fields the original's BertConfig keeps
   as attributes) and the vocabulary: vocab.txt, or the tokenizer files of
   a folder that has no vocab.txt."""
-  config = dataclasses.replace(run_model.config)
-  config.extra_fields = {**config.extra_fields, **(labels_fields or {})}
+  config = run_model.config.with_extra_fields(labels_fields or {})
   files = {CONFIG_FILE: config.to_json_string().encode("utf-8")}
   vocab_file = run_model.vocab_file
   if not vocab_file:
