@@ -19,6 +19,7 @@ _EXPORTS = {
     "AdamWeightDecay": "bert_tf.training.optimization",
     "BertClassifier": "bert_tf.models",
     "BertConfig": "bert_tf.config",
+    "BertEmbedder": "bert_tf.models",
     "BertEncoder": "bert_tf.models",
     "BertFeatureTagger": "bert_tf.models",
     "BertMultipleChoice": "bert_tf.models",

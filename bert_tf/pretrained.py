@@ -3,13 +3,17 @@ Face folder, as a bert_tf model with its vocabulary."""
 
 import dataclasses
 
+import os
+
 from bert_tf import vocabulary
-from bert_tf.checkpoints import conversion, huggingface
+from bert_tf.checkpoints import conversion, huggingface, sentence_transformers
 from bert_tf.checkpoints.tf_checkpoints import LoadReport, load_checkpoint
 from bert_tf.config import BertConfig
-from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice,
-                            BertNextSentenceClassifier, BertPretrainer,
-                            BertSpanLabeler, BertTagger)
+from bert_tf.models import (BertClassifier, BertEmbedder, BertEncoder,
+                            BertMultipleChoice, BertNextSentenceClassifier,
+                            BertPretrainer, BertSpanLabeler, BertTagger)
+from bert_tf.models.text_model import TextModel
+from bert_tf.text.packing import TRANSFORMERS_PAIRS
 from bert_tf.text.preprocessor import BertPreprocessor
 
 # The bert_tf model of each transformers class (huggingface.ARCHITECTURES),
@@ -32,6 +36,8 @@ class PretrainedModel:
     labels: the head's labels in the order of its logits, where it
       classifies.
     model_max_length: tokenizer_config.json's, or None where unset.
+    pipeline: a sentence-transformers folder's
+      (sentence_transformers.Pipeline), or None.
   """
   config: BertConfig
   model: object
@@ -40,6 +46,7 @@ class PretrainedModel:
   do_lower_case: bool
   labels: list
   model_max_length: object = None
+  pipeline: object = None
 
   def preprocessor(self, max_seq_length=None):
     """A BertPreprocessor of this model's vocabulary (vocab.txt or
@@ -66,34 +73,81 @@ def load_pretrained(model_dir, model_class=None, **model_arguments):
       vocab.txt, bert_model.ckpt.*, .meta files or not), a community one
       (model.ckpt-N with optimizer slots, with or without a `checkpoint`
       index file), a training run's, or a Hugging Face folder (config.json,
-      model.safetensors, vocab.txt or transformers 5's tokenizer.json).
+      model.safetensors, vocab.txt or transformers 5's tokenizer.json), or
+      a sentence-transformers folder (either layout): an embedder gives a
+      BertEmbedder, a CrossEncoder a BertClassifier, each with its
+      preprocessor (the folder's max length; a cross-encoder's pairs packed
+      as transformers packs them) and settings.
     model_class: the bert_tf model to build (BertPretrainer, BertEncoder,
       ...); by default the one of the checkpoint's head (MODEL_CLASSES; a
       folder's class that has none is refused, but gives its encoder to
       BertEncoder).
     **model_arguments: the class's own (e.g. num_labels); a classifier's
       num_labels, problem_type and a tagger's labels default to the
-      head's.
+      head's, an embedder's and a cross-encoder's to the folder's.
 
   Returns:
     A PretrainedModel.
   """
   source = conversion.open_checkpoint(model_dir)
+  pipeline = source.pipeline
+  if model_class is None and pipeline is not None and \
+      pipeline.model_type == sentence_transformers.EMBEDDER:
+    model_class = BertEmbedder
   if model_class is None:
     huggingface.check_mapped(source.architecture_name, source.path)
     model_class = MODEL_CLASSES[source.architecture_name]
-  head = {"num_labels": len(source.labels), "labels": source.labels,
-          "problem_type": source.problem_type}
-  for name in getattr(model_class, "config_arguments", ()):
-    if name in head:
-      model_arguments.setdefault(name, head[name])
-  model = model_class(source.config, **model_arguments)
-  report = load_checkpoint(model, source.path, source.reader)
   do_lower_case = source.do_lower_case
   if do_lower_case is None:
     do_lower_case = vocabulary.vocab_is_lower_cased(source.vocab_file)
+  defaults = {"num_labels": len(source.labels), "labels": source.labels,
+              "problem_type": source.problem_type}
+  if pipeline is not None:
+    defaults.update(_pipeline_arguments(source, do_lower_case))
+  names = list(getattr(model_class, "config_arguments", ()))
+  if issubclass(model_class, TextModel):
+    names.append("preprocessor")
+  for name in names:
+    if name in defaults:
+      model_arguments.setdefault(name, defaults[name])
+  model = model_class(source.config, **model_arguments)
+  report = load_checkpoint(model, source.path, source.reader)
   return PretrainedModel(config=source.config, model=model,
                          vocab_file=source.vocab_file, load_report=report,
                          do_lower_case=do_lower_case, labels=source.labels,
                          model_max_length=(
-                             source.tokenizer_files.model_max_length))
+                             source.tokenizer_files.model_max_length),
+                         pipeline=pipeline)
+
+
+def _pipeline_arguments(source, do_lower_case):
+  """The model arguments a sentence-transformers folder sets: a
+  preprocessor of its max length, and an embedder's modules and prompts or
+  a cross-encoder's score activation."""
+  pipeline, config = source.pipeline, source.config
+  if pipeline.lower_case_input and not do_lower_case:
+    raise ValueError(
+        f"{os.path.join(pipeline.transformer_dir, sentence_transformers.SENTENCE_BERT_CONFIG_FILE)}"
+        f": do_lower_case lower-cases the text for a tokenizer that keeps "
+        f"case and accents, which bert_tf's tokenizer does not reproduce")
+  max_seq_length = sentence_transformers.max_length_of(
+      pipeline, source.tokenizer_files.model_max_length,
+      config.max_position_embeddings)
+  preprocessor = BertPreprocessor(source.vocab_file, do_lower_case,
+                                  max_seq_length,
+                                  pair_packing=TRANSFORMERS_PAIRS)
+  if pipeline.model_type == sentence_transformers.CROSS_ENCODER:
+    if source.architecture_name != "BertForSequenceClassification":
+      raise ValueError(f"{source.path}: a CrossEncoder of "
+                       f"{source.architecture_name}; bert_tf reproduces "
+                       f"those of BertForSequenceClassification")
+    default = "sigmoid" if len(source.labels) == 1 else "linear"
+    return {"preprocessor": preprocessor,
+            "score_activation": pipeline.activation or default}
+  return {"preprocessor": preprocessor, "pooling": list(pipeline.pooling),
+          "dense": [{"units": module.units, "activation": module.activation,
+                     "use_bias": module.use_bias}
+                    for module in pipeline.dense],
+          "normalize": pipeline.normalize, "prompts": pipeline.prompts,
+          "default_prompt_name": pipeline.default_prompt_name,
+          "similarity": pipeline.similarity or "cosine"}

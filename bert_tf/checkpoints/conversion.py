@@ -18,7 +18,8 @@ import ml_dtypes
 import numpy as np
 
 from bert_tf import tokenization_rules, vocabulary
-from bert_tf.checkpoints import huggingface, tokenizer_json
+from bert_tf.checkpoints import huggingface, sentence_transformers, \
+    tokenizer_json
 from bert_tf.checkpoints.names import (NER_LABELS, ORIGINAL_CONFIG_FILE,
                                       check_encoder_fits, expected_shape,
                                       labels_fields, labels_of_fields)
@@ -59,6 +60,9 @@ class Checkpoint:
     tokenizer_files: its tokenizer files, read once
       (tokenizer_json.FolderTokenizer: model_max_length, where the casing
       is said).
+    pipeline: a sentence-transformers folder's modules and settings
+      (sentence_transformers.Pipeline: an embedder, or a cross-encoder, as
+      a Hub cross-encoder's config.json also makes it), else None.
   """
   path: str
   format: str
@@ -70,6 +74,7 @@ class Checkpoint:
   do_lower_case: object
   problem_type: object = None
   tokenizer_files: object = None
+  pipeline: object = None
 
 
 def detect_format(directory):
@@ -103,14 +108,29 @@ def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
     stored_dtypes: the reader gives each tensor in its stored dtype, not
       float32 (see huggingface.HuggingFaceFolder; an original checkpoint's
       reader always does).
+
+  A sentence-transformers folder's BERT is its Transformer module's folder,
+  its reader gives its Dense modules' weights too
+  (sentence_transformers.PipelineReader), and its pipeline is read.
   """
   one_output = "BertForMultipleChoice"
+  pipeline = None
+  if sentence_transformers.is_folder(directory):
+    pipeline = sentence_transformers.read_pipeline(directory)
+    directory = pipeline.transformer_dir
   if detect_format(directory) == HUGGINGFACE:
     reader = huggingface.HuggingFaceFolder(directory, stored_dtypes)
     config_file = os.path.join(directory, huggingface.CONFIG_FILE)
+    if pipeline is None and reader.cross_encoder_activation:
+      pipeline = sentence_transformers.Pipeline(
+          sentence_transformers.CROSS_ENCODER, directory,
+          activation=reader.cross_encoder_activation)
+    if pipeline is not None:
+      reader = sentence_transformers.PipelineReader(
+          reader, pipeline, reader.config.hidden_size)
     checkpoint = Checkpoint(directory, HUGGINGFACE, reader.config, reader,
                             None, reader.labels, None, None,
-                            reader.problem_type)
+                            reader.problem_type, pipeline=pipeline)
     if reader.architecture_name == "BertForSequenceClassification":
       one_output = reader.architecture_name
     if reader.architecture_name not in huggingface.ARCHITECTURES:

@@ -21,7 +21,7 @@ import re
 import ml_dtypes
 import numpy as np
 
-from bert_tf.checkpoints import tokenizer_json
+from bert_tf.checkpoints import sentence_transformers, tokenizer_json
 from bert_tf.checkpoints.names import (check_layer_count, encoder_names,
                                       expected_shape, labels_fields,
                                       labels_of_fields)
@@ -216,6 +216,8 @@ class HuggingFaceFolder:
     labels: the class labels in the head's row order (id2label, else
       transformers' LABEL_i for num_labels).
     problem_type: config.json's (PROBLEM_TYPES), or None.
+    cross_encoder_activation: the activation config.json records for
+      sentence-transformers' CrossEncoder, or None where it names none.
 
   Args:
     folder: the folder.
@@ -245,6 +247,8 @@ class HuggingFaceFolder:
     architecture = ARCHITECTURES.get(self.architecture_name, _UNMAPPED)
     self.labels, self.problem_type = _labels(values, self.architecture_name,
                                              config_file)
+    self.cross_encoder_activation = \
+        sentence_transformers.cross_encoder_activation(values, config_file)
     # The class's tensors (its pooler may be left out), and the pretraining
     # heads and pooler wherever they are stored too. (A dict of names: in
     # order, and each looked up at once.)

@@ -19,7 +19,17 @@ NER_ENTITY_TYPES = ("PER", "LOC", "ORG", "MISC")
 NER_LABELS = ("O",) + tuple(f"{prefix}-{entity}" for entity in NER_ENTITY_TYPES
                             for prefix in ("B", "I"))
 
+def dense_module_name(index, variable):
+  """The name a sentence embedder's Dense layer `index` has in a checkpoint
+  ("embedding/dense_0/kernel" [in, out], ".../bias"): sentence-transformers'
+  Dense modules are read under it, and a bert_tf embedder saves its own."""
+  return f"embedding/dense_{index}/{variable}"
+
+
 # transformers' problem_type values: what a classifier's logits are for.
+# The pooling modes of sentence-transformers' Pooling module that bert_tf
+# computes (layers.pooling.SentencePooling).
+POOLING_MODES = ("cls", "max", "mean", "mean_sqrt_len_tokens")
 PROBLEM_TYPES = ("regression", "single_label_classification",
                  "multi_label_classification")
 

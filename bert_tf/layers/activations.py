@@ -48,6 +48,7 @@ ACTIVATIONS = {
     "gelu": gelu,
     "gelu_exact": gelu_exact,
     "relu": ops.relu,
+    "sigmoid": ops.sigmoid,
     "tanh": ops.tanh,
     "linear": _linear,
 }

@@ -2,6 +2,7 @@
 
 from bert_tf.models.classifier import (BertClassifier,
                                       BertNextSentenceClassifier)
+from bert_tf.models.embedder import BertEmbedder
 from bert_tf.models.encoder import BertEncoder
 from bert_tf.models.pretrainer import BertPretrainer
 from bert_tf.models.span_labeler import BertSpanLabeler

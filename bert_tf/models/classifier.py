@@ -1,20 +1,22 @@
 """BertClassifier: run_classifier's model, the encoder plus one output layer."""
 
 import keras
-import tensorflow as tf
 from keras import ops
 
 from bert_tf.checkpoints.names import PROBLEM_TYPES
+from bert_tf.layers.activations import get_activation
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.dropout import Dropout
 from bert_tf.models.base import check_labels, check_positive_int
-from bert_tf.models.encoder import EncoderModel
-from bert_tf.text.preprocessor import (BertPreprocessor, as_keras_texts,
-                                       as_text_tensors)
+from bert_tf.models.text_model import TextModel
+
+# The activations a cross-encoder's scores may come through
+# (sentence-transformers' CrossEncoder activation_fn).
+SCORE_ACTIVATIONS = ("sigmoid", "linear", "tanh", "relu", "gelu_exact")
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertClassifier(EncoderModel):
+class BertClassifier(TextModel):
   """The original run_classifier's create_model.
 
   Dropout 0.1 (the original's fixed rate) on the pooled output, then
@@ -33,18 +35,20 @@ class BertClassifier(EncoderModel):
       label, else a softmax.
     labels: the classes' names in row order, or None (save_pretrained
       then writes transformers' LABEL_i).
-    preprocessor: an optional BertPreprocessor, of no more tokens than
-      config.vocab_size and no longer sequences than
-      config.max_position_embeddings; the model then takes raw text (a
-      string tensor, or a pair of them; fit, evaluate and predict also take
-      lists of Python strings) and is saved with it.
+    preprocessor: an optional BertPreprocessor (see TextModel); the model
+      then takes raw text, one text or a pair (a tuple) per example.
+    score_activation: None, or the activation of a cross-encoder's scores
+      (SCORE_ACTIVATIONS): sentence-transformers' CrossEncoder.predict
+      applies it to the logits ("sigmoid" by default for one label).
 
   Inputs: the encoder's dict (input_ids, input_mask, segment_ids), or, when
     the model has a preprocessor, text (which it packs).
 
   Outputs: a dict with logits [batch_size, num_labels] and either
     probabilities [batch_size, num_labels] (softmax, or sigmoid for
-    multi-label) or, for regression, predictions [batch_size]; all float32.
+    multi-label) or, for regression, predictions [batch_size]; with a
+    score_activation also scores, the activation of the logits
+    ([batch_size] for one label, as CrossEncoder.predict); all float32.
 
   Example:
     >>> from bert_tf.config import BertConfig
@@ -60,46 +64,29 @@ class BertClassifier(EncoderModel):
                            "output_bias": "output_head.output_bias"}
   huggingface_architectures = ("BertForSequenceClassification",)
 
-  config_arguments = ("num_labels", "problem_type", "labels")
+  config_arguments = ("num_labels", "problem_type", "labels",
+                      "score_activation")
 
   def __init__(self, config, num_labels, preprocessor=None, problem_type=None,
-               labels=None, **kwargs):
-    super().__init__(config, **kwargs)
+               labels=None, score_activation=None, **kwargs):
+    super().__init__(config, preprocessor, **kwargs)
     check_positive_int(num_labels, "num_labels", type(self).__name__)
     _check_problem_type(problem_type, num_labels, type(self).__name__)
     check_labels(labels, num_labels, type(self).__name__)
-    if preprocessor is not None:
-      self._check_preprocessor(preprocessor)
+    if score_activation is not None and \
+        score_activation not in SCORE_ACTIVATIONS:
+      raise ValueError(f"{type(self).__name__}: score_activation="
+                       f"{score_activation!r}; expected one of "
+                       f"{', '.join(SCORE_ACTIVATIONS)} or None")
     self.num_labels = num_labels
     self.problem_type = problem_type
     self.labels = None if labels is None else list(labels)
-    self.preprocessor = preprocessor
+    self.score_activation = score_activation
     self.dropout = Dropout(0.1)
     self.output_head = ClassificationHead(
         num_classes=num_labels, initializer_range=self.config.initializer_range,
         name="output")
     self.build()
-
-  def _check_preprocessor(self, preprocessor):
-    """Raises ValueError for a preprocessor whose ids or sequences the
-    encoder's embeddings cannot take (on a GPU, ids past the table read
-    zeros, silently)."""
-    name = type(self).__name__
-    if not isinstance(preprocessor, BertPreprocessor):
-      raise ValueError(f"{name}: preprocessor is a "
-                       f"{type(preprocessor).__name__} layer, not a "
-                       "BertPreprocessor")
-    config = self.config
-    if preprocessor.max_seq_length > config.max_position_embeddings:
-      raise ValueError(f"{name}: the preprocessor's max_seq_length "
-                       f"{preprocessor.max_seq_length} is over the "
-                       "positions the encoder has: max_position_embeddings "
-                       f"is {config.max_position_embeddings}")
-    if (preprocessor.vocab_size is not None
-        and preprocessor.vocab_size > config.vocab_size):
-      raise ValueError(f"{name}: the preprocessor's vocabulary has "
-                       f"{preprocessor.vocab_size} tokens, but the encoder's "
-                       f"vocab_size is {config.vocab_size}")
 
   @property
   def is_regression(self):
@@ -111,45 +98,21 @@ class BertClassifier(EncoderModel):
     self.built = True
 
   def call(self, inputs, training=None):
-    if self.preprocessor is not None and not isinstance(inputs, dict):
-      inputs = self.preprocessor(inputs)
-    pooled_output = self.encoder(inputs, training=training)["pooled_output"]
+    pooled_output = self.encoder(self.encoder_inputs(inputs),
+                                 training=training)["pooled_output"]
     logits = ops.cast(self.output_head(
         self.dropout(pooled_output, training=training)), "float32")
+    outputs = {"logits": logits}
     if self.is_regression:
-      return {"logits": logits, "predictions": logits[:, 0]}
-    if self.problem_type == "multi_label_classification":
-      return {"logits": logits, "probabilities": ops.sigmoid(logits)}
-    return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
-
-  def __call__(self, inputs, *args, **kwargs):
-    if self.preprocessor is not None:
-      inputs = as_text_tensors(inputs)
-    return super().__call__(inputs, *args, **kwargs)
-
-  def input_signature(self):
-    if self.preprocessor is None:
-      return super().input_signature()
-    return [tf.TensorSpec([None], tf.string, name="text")]
-
-  def keras_inputs(self, x, method):
-    if self.preprocessor is not None:
-      x = as_keras_texts(x)
-    return super().keras_inputs(x, method)
-
-  def get_config(self):
-    config = super().get_config()
-    if self.preprocessor is not None:
-      config["preprocessor"] = keras.saving.serialize_keras_object(
-          self.preprocessor)
-    return config
-
-  @classmethod
-  def constructor_arguments(cls, config):
-    if "preprocessor" in config:
-      config = {**config, "preprocessor": _preprocessor_from_config(
-          config["preprocessor"])}
-    return config
+      outputs["predictions"] = logits[:, 0]
+    elif self.problem_type == "multi_label_classification":
+      outputs["probabilities"] = ops.sigmoid(logits)
+    else:
+      outputs["probabilities"] = ops.softmax(logits, axis=-1)
+    if self.score_activation is not None:
+      scores = get_activation(self.score_activation)(logits)
+      outputs["scores"] = scores[:, 0] if self.num_labels == 1 else scores
+    return outputs
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -180,16 +143,3 @@ def _check_problem_type(problem_type, num_labels, model_name):
   if problem_type == "regression" and num_labels != 1:
     raise ValueError(f"{model_name}: problem_type 'regression' predicts one "
                      f"value, but num_labels={num_labels}")
-
-
-def _preprocessor_from_config(serialized):
-  """The BertPreprocessor of a serialized config; any other class is
-  refused before it is built (it might read a path its config names)."""
-  name = serialized.get("registered_name") if isinstance(serialized,
-                                                         dict) else None
-  registered = keras.saving.get_registered_object(name) if name else None
-  if not (isinstance(registered, type)
-          and issubclass(registered, BertPreprocessor)):
-    raise ValueError(f"BertClassifier config: preprocessor {name!r} is not a "
-                     "BertPreprocessor")
-  return keras.saving.deserialize_keras_object(serialized)

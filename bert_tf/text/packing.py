@@ -6,11 +6,20 @@ Pairs are truncated as the original _truncate_seq_pair does: one token at a
 time from the longer text (from the second on ties) until they fit. A pair
 whose second text has no tokens is packed as a single text, as the
 original packs it (its tokens_b is then falsy).
+
+transformers packs pairs otherwise (PAIR_PACKINGS): the longer text is cut
+first, the second on ties, so that it keeps the odd token the original
+gives the first; and a pair stays a pair when its second text is empty
+([CLS] a [SEP] [SEP]). Models trained by transformers or
+sentence-transformers (a CrossEncoder) were trained on its packing.
 """
 
 import tensorflow as tf
 
 from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN
+
+ORIGINAL_PAIRS, TRANSFORMERS_PAIRS = "original", "transformers"
+PAIR_PACKINGS = (ORIGINAL_PAIRS, TRANSFORMERS_PAIRS)
 
 
 def truncated_pair_lengths(length_a, length_b, budget):
@@ -26,6 +35,18 @@ def truncated_pair_lengths(length_a, length_b, budget):
   return kept_a, kept_b
 
 
+def transformers_pair_lengths(length_a, length_b, budget):
+  """Lengths transformers' longest_first truncation leaves: the longer text
+  (the second on ties) keeps ceil(budget / 2) tokens, the other
+  floor(budget / 2), unless one side is short enough to keep all of its
+  tokens."""
+  half_down = budget // 2
+  cap_a = tf.where(length_a > length_b, budget - half_down, half_down)
+  kept_a = tf.minimum(length_a, tf.maximum(budget - length_b, cap_a))
+  kept_b = tf.minimum(length_b, budget - kept_a)
+  return kept_a, kept_b
+
+
 def _keep_first(ids, lengths):
   """Row i of a RaggedTensor cut to its first lengths[i] values."""
   positions = tf.ragged.range(ids.row_lengths())
@@ -33,7 +54,8 @@ def _keep_first(ids, lengths):
       ids, positions < tf.cast(lengths, positions.dtype)[:, None])
 
 
-def pack_inputs(ids_a, max_seq_length, cls_id, sep_id, ids_b=None):
+def pack_inputs(ids_a, max_seq_length, cls_id, sep_id, ids_b=None,
+                pair_packing=ORIGINAL_PAIRS):
   """Builds input_ids, input_mask and segment_ids for one or two texts.
 
   Args:
@@ -42,7 +64,8 @@ def pack_inputs(ids_a, max_seq_length, cls_id, sep_id, ids_b=None):
     cls_id: id of [CLS].
     sep_id: id of [SEP].
     ids_b: optional RaggedTensor [batch, (tokens)] of the second text's ids
-      (rows without any are packed as single texts).
+      (rows without any are packed as single texts, as the original).
+    pair_packing: ORIGINAL_PAIRS or TRANSFORMERS_PAIRS (see the module).
 
   Returns:
     A dict of int32 [batch, max_seq_length] tensors: input_ids, input_mask,
@@ -57,11 +80,15 @@ def pack_inputs(ids_a, max_seq_length, cls_id, sep_id, ids_b=None):
   if ids_b is None:
     return single
   ids_b = tf.cast(ids_b, tf.int32)
-  kept_a, kept_b = truncated_pair_lengths(
+  pair_lengths = truncated_pair_lengths if pair_packing == ORIGINAL_PAIRS \
+      else transformers_pair_lengths
+  kept_a, kept_b = pair_lengths(
       tf.cast(ids_a.row_lengths(), tf.int32),
       tf.cast(ids_b.row_lengths(), tf.int32), max_seq_length - 3)
   pair = _packed([(cls, 0), (_keep_first(ids_a, kept_a), 0), (sep, 0),
                   (_keep_first(ids_b, kept_b), 1), (sep, 1)], max_seq_length)
+  if pair_packing == TRANSFORMERS_PAIRS:
+    return pair
   has_b = (ids_b.row_lengths() > 0)[:, None]
   return {name: tf.where(has_b, pair[name], single[name]) for name in pair}
 
@@ -79,7 +106,8 @@ def _packed(pieces, max_seq_length):
   }
 
 
-def packed_texts(tokenizer, max_seq_length, text_a, text_b=None):
+def packed_texts(tokenizer, max_seq_length, text_a, text_b=None,
+                 pair_packing=ORIGINAL_PAIRS):
   """[batch] texts (and their pairs) -> the encoder's inputs, tokenised in
   the graph and packed as training packs them (data.text_inputs).
 
@@ -87,4 +115,4 @@ def packed_texts(tokenizer, max_seq_length, text_a, text_b=None):
   ids_b = None if text_b is None else tokenizer(text_b)
   return pack_inputs(tokenizer(text_a), max_seq_length,
                      tokenizer.vocab[CLS_TOKEN], tokenizer.vocab[SEP_TOKEN],
-                     ids_b)
+                     ids_b, pair_packing)

@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from bert_tf import tokenization_rules
 from bert_tf.checkpoints import tokenizer_json
-from bert_tf.text.packing import packed_texts
+from bert_tf.text.packing import ORIGINAL_PAIRS, PAIR_PACKINGS, packed_texts
 from bert_tf.text.tokenizer import InGraphTokenizer
 
 # The asset keeps the kind of its vocabulary file in its name, as
@@ -39,6 +39,10 @@ class BertPreprocessor(keras.layers.Layer):
     max_seq_length: the width of the outputs.
     vocab_size: the number of tokens of the vocabulary; by default that of
       vocab_file (a .keras file's config gives it).
+    pair_packing: how pairs are truncated and packed: "original" (as
+      run_classifier) or "transformers" (as transformers' tokenizers, what
+      a sentence-transformers CrossEncoder was trained on); see
+      bert_tf.text.packing.
 
   Call: a string tensor [batch] (or a scalar) or a list of Python strings,
     or a pair (text_a, text_b) of them of one batch size. Returns int32
@@ -51,16 +55,20 @@ class BertPreprocessor(keras.layers.Layer):
   """
 
   def __init__(self, vocab_file=None, do_lower_case=True, max_seq_length=128,
-               vocab_size=None, **kwargs):
+               vocab_size=None, pair_packing=ORIGINAL_PAIRS, **kwargs):
     kwargs.setdefault("trainable", False)
     kwargs.setdefault("dtype", "int32")
     super().__init__(**kwargs)
     if max_seq_length < 3:
       raise ValueError(f"max_seq_length={max_seq_length}: a sequence needs "
                        "room for [CLS], one token and [SEP]")
+    if pair_packing not in PAIR_PACKINGS:
+      raise ValueError(f"pair_packing={pair_packing!r}: expected one of "
+                       f"{', '.join(PAIR_PACKINGS)}")
     self.do_lower_case = do_lower_case
     self.max_seq_length = max_seq_length
     self.vocab_size = vocab_size
+    self.pair_packing = pair_packing
     self.tokenizer = InGraphTokenizer(None, do_lower_case, name="tokenizer")
     self._asset_error = ValueError("BertPreprocessor: the .keras file has "
                                    "no vocabulary asset for it")
@@ -108,7 +116,8 @@ class BertPreprocessor(keras.layers.Layer):
     is_scalar = texts[0].shape.rank == 0
     if is_scalar:
       texts = [text[None] for text in texts]
-    packed = packed_texts(self.tokenizer, self.max_seq_length, *texts)
+    packed = packed_texts(self.tokenizer, self.max_seq_length, *texts,
+                          pair_packing=self.pair_packing)
     if is_scalar:
       return {name: value[0] for name, value in packed.items()}
     return packed
@@ -142,7 +151,8 @@ class BertPreprocessor(keras.layers.Layer):
     config = super().get_config()
     config.update(do_lower_case=self.do_lower_case,
                   max_seq_length=self.max_seq_length,
-                  vocab_size=self.vocab_size)
+                  vocab_size=self.vocab_size,
+                  pair_packing=self.pair_packing)
     return config
 
   @classmethod
@@ -192,9 +202,10 @@ def as_text_tensors(inputs):
 def as_keras_texts(x):
   """Texts as Keras' fit, evaluate and predict take them: a list of Python
   strings (str, bytes or both) or a numpy array of them becomes a string
-  tensor (Keras' data adapters take numpy object arrays of str alone); a
-  pair (text_a, text_b) each; anything else is returned as it is."""
-  if isinstance(x, tuple) and len(x) == 2:
+  tensor (Keras' data adapters take numpy object arrays of str alone); so
+  does each of a tuple (a pair, an embedder's columns); anything else is
+  returned as it is."""
+  if isinstance(x, tuple):
     return tuple(as_keras_texts(texts) for texts in x)
   if _is_text_list(x) or (isinstance(x, np.ndarray) and (
       x.dtype.kind in "US" or _is_text_list(x.ravel().tolist()))):

@@ -1,0 +1,424 @@
+"""sentence-transformers folders: what makes a BERT an embedder or a
+cross-encoder, read and written.
+
+A SentenceTransformer folder is a Hugging Face BERT folder (the Transformer
+module, usually at the root) plus modules.json, which lists the modules its
+token embeddings go through: Pooling, then any Dense, then Normalize. Two
+layouts are in use. The classic one most Hub models still have names the
+modules sentence_transformers.models.<Class>, writes the pooling as
+pooling_mode_*_tokens booleans and the max length in sentence_bert_config
+.json. sentence-transformers 5 and 6 name them by their new modules
+(sentence_transformers.base.modules.dense.Dense, ...), write
+"pooling_mode" as a string and the max length in tokenizer_config.json.
+config_sentence_transformers.json holds the prompts and, for a
+CrossEncoder (a BertForSequenceClassification), model_type and the
+activation its predict applies; the Hub's ms-marco cross-encoders record
+the activation in config.json instead.
+
+Only what bert_tf reproduces exactly is read; anything else is refused in
+one line naming the file and the module or field. No torch: Dense weights
+are read from their safetensors (a pickle is refused, as for the encoder).
+"""
+
+import dataclasses
+import json
+import os
+from typing import Optional
+
+import numpy as np
+
+from bert_tf.checkpoints.names import POOLING_MODES, dense_module_name
+from bert_tf.config import read_json_object
+from bert_tf.files import file_io
+from bert_tf.files.model_files import model_file
+
+MODULES_FILE = "modules.json"
+MODEL_CONFIG_FILE = "config_sentence_transformers.json"
+SENTENCE_BERT_CONFIG_FILE = "sentence_bert_config.json"
+POOLING_CONFIG_FILE = "config.json"
+DENSE_WEIGHTS_FILE = "model.safetensors"
+_PICKLE_WEIGHTS_FILE = "pytorch_model.bin"
+
+EMBEDDER, CROSS_ENCODER = "SentenceTransformer", "CrossEncoder"
+# The classic Pooling config's keys, in the order sentence-transformers
+# concatenates the modes they turn on.
+_LEGACY_POOLING_KEYS = {
+    "pooling_mode_cls_token": "cls",
+    "pooling_mode_max_tokens": "max",
+    "pooling_mode_mean_tokens": "mean",
+    "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens",
+    "pooling_mode_weightedmean_tokens": "weightedmean",
+    "pooling_mode_lasttoken": "lasttoken",
+}
+# torch activations (as sentence-transformers names them in its configs) ->
+# bert_tf's names (layers.activations.ACTIVATIONS; torch's GELU is the
+# exact one).
+ACTIVATIONS = {
+    "torch.nn.modules.activation.Tanh": "tanh",
+    "torch.nn.modules.linear.Identity": "linear",
+    "torch.nn.modules.activation.Sigmoid": "sigmoid",
+    "torch.nn.modules.activation.ReLU": "relu",
+    "torch.nn.modules.activation.GELU": "gelu_exact",
+}
+TORCH_ACTIVATIONS = {name: path for path, name in ACTIVATIONS.items()}
+# The module kinds of modules.json, by their class name.
+_MODULE_KINDS = ("Transformer", "Pooling", "Dense", "Normalize")
+# The modules sentence-transformers 6 writes, by kind.
+MODULE_TYPES = {
+    "Transformer": "sentence_transformers.base.modules.transformer."
+                   "Transformer",
+    "Pooling": "sentence_transformers.sentence_transformer.modules.pooling."
+               "Pooling",
+    "Dense": "sentence_transformers.base.modules.dense.Dense",
+    "Normalize": "sentence_transformers.base.modules.normalize.Normalize",
+}
+# transformers writes about 1e30 as a tokenizer's model_max_length where
+# none was set.
+_UNSET_LENGTH = int(1e29)
+
+
+@dataclasses.dataclass(frozen=True)
+class DenseModule:
+  """A Dense module: in_features -> units (out_features); its weights
+  [out, in] as stored."""
+  in_features: int
+  units: int
+  activation: str
+  use_bias: bool
+  weights_file: str
+
+
+@dataclasses.dataclass
+class Pipeline:
+  """A sentence-transformers folder's modules and settings.
+
+  Attributes:
+    model_type: EMBEDDER or CROSS_ENCODER.
+    transformer_dir: the folder of its Transformer module (the BERT).
+    pooling: the pooling modes, concatenated in this order (POOLING_MODES).
+    dense: DenseModules, in order.
+    normalize: whether a Normalize module ends it.
+    max_seq_length: the longest input in tokens, as sentence-transformers
+      chooses it (max_length_of), or None to take the tokenizer's.
+    prompts: {name: prompt prefixed to the text}.
+    default_prompt_name: the prompt encode applies unless told otherwise.
+    similarity: config_sentence_transformers.json's similarity_fn_name.
+    activation: a CrossEncoder's (ACTIVATIONS' names), or None: its
+      default (sigmoid for one label, else linear).
+    lower_case_input: sentence_bert_config.json's do_lower_case.
+  """
+  model_type: str
+  transformer_dir: str
+  pooling: tuple = ("mean",)
+  dense: list = dataclasses.field(default_factory=list)
+  normalize: bool = False
+  max_seq_length: Optional[int] = None
+  prompts: dict = dataclasses.field(default_factory=dict)
+  default_prompt_name: Optional[str] = None
+  similarity: Optional[str] = None
+  activation: Optional[str] = None
+  lower_case_input: bool = False
+
+
+def is_folder(directory):
+  """Whether `directory` is a sentence-transformers folder: it has
+  modules.json, or config_sentence_transformers.json."""
+  return file_io.isdir(directory) and any(
+      file_io.exists(os.path.join(directory, name))
+      for name in (MODULES_FILE, MODEL_CONFIG_FILE))
+
+
+def read_pipeline(directory):
+  """The Pipeline of a sentence-transformers folder.
+
+  Raises:
+    ValueError: one line naming the file and the module or field that
+      bert_tf does not reproduce, or a malformed file.
+  """
+  model_config = _json_object(directory, MODEL_CONFIG_FILE) or {}
+  model_config_file = os.path.join(directory, MODEL_CONFIG_FILE)
+  model_type = model_config.get("model_type", EMBEDDER)
+  if model_type not in (EMBEDDER, CROSS_ENCODER):
+    raise ValueError(f"{model_config_file}: model_type {model_type!r} is "
+                     f"not one bert_tf reproduces ({EMBEDDER}, "
+                     f"{CROSS_ENCODER})")
+  modules = _modules(directory)
+  transformer_dir = os.path.join(directory, modules[0][1]) \
+      if modules else directory
+  pipeline = Pipeline(model_type, transformer_dir.rstrip(os.sep) or
+                      directory)
+  pipeline.prompts, pipeline.default_prompt_name = _prompts(
+      model_config, model_config_file)
+  pipeline.similarity = model_config.get("similarity_fn_name")
+  if model_type == CROSS_ENCODER:
+    if len(modules) > 1:
+      raise ValueError(f"{os.path.join(directory, MODULES_FILE)}: a "
+                       f"CrossEncoder of more than its Transformer module")
+    activation = model_config.get("activation_fn")
+    pipeline.activation = activation_of(
+        activation, model_config_file, "activation_fn") \
+        if activation is not None else None
+  else:
+    _read_modules(pipeline, directory, modules)
+  sentence_bert = _json_object(pipeline.transformer_dir,
+                               SENTENCE_BERT_CONFIG_FILE) or {}
+  where = os.path.join(pipeline.transformer_dir, SENTENCE_BERT_CONFIG_FILE)
+  length = sentence_bert.get("max_seq_length")
+  if length is not None and not _is_count(length):
+    raise ValueError(f"{where}: max_seq_length is {length!r}; expected a "
+                     f"whole number of at least 1")
+  pipeline.max_seq_length = length
+  pipeline.lower_case_input = bool(sentence_bert.get("do_lower_case", False))
+  return pipeline
+
+
+def cross_encoder_activation(values, config_file):
+  """The activation a Hugging Face config.json records for
+  sentence-transformers' CrossEncoder (since version 4:
+  "sentence_transformers": {"activation_fn": ...}; before:
+  "sbert_ce_default_activation_function"), or None where it records none
+  (then the folder is a plain classifier)."""
+  recorded = values.get("sentence_transformers")
+  if isinstance(recorded, dict) and recorded.get("activation_fn"):
+    return activation_of(recorded["activation_fn"], config_file,
+                         "sentence_transformers.activation_fn")
+  if values.get("sbert_ce_default_activation_function"):
+    return activation_of(values["sbert_ce_default_activation_function"],
+                         config_file, "sbert_ce_default_activation_function")
+  return None
+
+
+def activation_of(path, where, field):
+  """bert_tf's name of a torch activation class path."""
+  if path not in ACTIVATIONS:
+    raise ValueError(
+        f"{where}: {field} {path!r} is not an activation bert_tf "
+        f"reproduces ({', '.join(ACTIVATIONS)})")
+  return ACTIVATIONS[path]
+
+
+def max_length_of(pipeline, model_max_length, max_position_embeddings):
+  """The max length sentence-transformers tokenizes to: sentence_bert
+  _config.json's max_seq_length, else tokenizer_config.json's
+  model_max_length, capped by the position table."""
+  length = pipeline.max_seq_length
+  if length is None and model_max_length and \
+      model_max_length < _UNSET_LENGTH:
+    length = model_max_length
+  return min(length or max_position_embeddings, max_position_embeddings)
+
+
+def _modules(directory):
+  """[(kind, path)] of modules.json, checked: kinds _MODULE_KINDS, the
+  Transformer first; [] where there is no modules.json."""
+  modules_file = model_file(directory, MODULES_FILE)
+  if modules_file is None:
+    return []
+  text = file_io.utf8_text(modules_file)
+  try:
+    entries = json.loads(text)
+  except json.JSONDecodeError as error:
+    raise ValueError(f"{modules_file}: not valid JSON (line {error.lineno},"
+                     f" column {error.colno}): {error.msg}") from None
+  if not isinstance(entries, list) or not entries:
+    raise ValueError(f"{modules_file}: expected a JSON list of modules")
+  modules = []
+  for index, entry in enumerate(entries):
+    where = f"{modules_file}: module {index}"
+    if not isinstance(entry, dict) or not isinstance(entry.get("type"), str) \
+        or not isinstance(entry.get("path", ""), str):
+      raise ValueError(f"{where}: expected an object with \"type\" and "
+                       f"\"path\" strings")
+    module_type = entry["type"]
+    kind = module_type.rpartition(".")[2]
+    if not module_type.startswith("sentence_transformers.") or \
+        kind not in _MODULE_KINDS:
+      raise ValueError(
+          f"{where} ({module_type}) is not a module bert_tf reproduces "
+          f"({', '.join(_MODULE_KINDS)} of sentence_transformers)")
+    path = entry.get("path", "")
+    real = os.path.realpath(os.path.join(directory, path))
+    if os.path.isabs(path) or not (real + os.sep).startswith(
+        os.path.realpath(directory) + os.sep):
+      raise ValueError(f"{where}: path {path!r} is not a folder inside "
+                       f"{directory}")
+    modules.append((kind, path))
+  if modules[0][0] != "Transformer" or any(
+      kind == "Transformer" for kind, _ in modules[1:]):
+    raise ValueError(f"{modules_file}: the first module, and only it, must "
+                     f"be a Transformer (the BERT)")
+  return modules
+
+
+def _read_modules(pipeline, directory, modules):
+  """Sets an embedder's pooling, Dense modules and Normalize from its
+  modules: Pooling, then Dense ones, then Normalize."""
+  modules_file = os.path.join(directory, MODULES_FILE)
+  kinds = [kind for kind, _ in modules[1:]]
+  expected = ["Pooling"] + ["Dense"] * kinds.count("Dense") + (
+      ["Normalize"] if "Normalize" in kinds else [])
+  if kinds != expected:
+    raise ValueError(
+        f"{modules_file}: modules {', '.join(['Transformer'] + kinds)}; "
+        f"bert_tf reproduces Transformer, Pooling, any Dense, then an "
+        f"optional Normalize")
+  for kind, path in modules[1:]:
+    module_dir = os.path.join(directory, path)
+    if kind == "Pooling":
+      pipeline.pooling = _pooling(module_dir)
+    elif kind == "Dense":
+      pipeline.dense.append(_dense(module_dir))
+    else:
+      pipeline.normalize = True
+
+
+def _pooling(module_dir):
+  """The pooling modes of a Pooling module's config.json (either layout)."""
+  values = _json_object(module_dir, POOLING_CONFIG_FILE)
+  where = os.path.join(module_dir, POOLING_CONFIG_FILE)
+  if values is None:
+    raise FileNotFoundError(f"{where}: missing; a Pooling module has one")
+  if values.get("include_prompt", True) is not True:
+    raise ValueError(f"{where}: include_prompt false (pooling that leaves "
+                     f"the prompt's tokens out) is not one bert_tf "
+                     f"reproduces")
+  modes = values.get("pooling_mode")
+  if modes is None:
+    modes = [mode for key, mode in _LEGACY_POOLING_KEYS.items()
+             if values.get(key)] or ["mean"]
+  modes = [modes] if isinstance(modes, str) else modes
+  if not isinstance(modes, list) or not modes:
+    raise ValueError(f"{where}: pooling_mode is {modes!r}; expected a mode "
+                     f"or a list of them")
+  for mode in modes:
+    if mode not in POOLING_MODES:
+      raise ValueError(f"{where}: pooling mode {mode!r} is not one bert_tf "
+                       f"reproduces ({', '.join(POOLING_MODES)})")
+  return tuple(modes)
+
+
+def _dense(module_dir):
+  """A Dense module's DenseModule, its weights file checked."""
+  values = _json_object(module_dir, POOLING_CONFIG_FILE)
+  where = os.path.join(module_dir, POOLING_CONFIG_FILE)
+  if values is None:
+    raise FileNotFoundError(f"{where}: missing; a Dense module has one")
+  for field in ("module_input_name", "module_output_name"):
+    if values.get(field, "sentence_embedding") != "sentence_embedding":
+      raise ValueError(f"{where}: {field} {values[field]!r}; bert_tf "
+                       f"reproduces a Dense on the sentence embedding")
+  units = values.get("out_features")
+  if not _is_count(units) or not _is_count(values.get("in_features")):
+    raise ValueError(f"{where}: in_features and out_features must be whole "
+                     f"numbers of at least 1")
+  activation = activation_of(values.get(
+      "activation_function", TORCH_ACTIVATIONS["tanh"]), where,
+                             "activation_function")
+  weights_file = model_file(module_dir, DENSE_WEIGHTS_FILE)
+  if weights_file is None:
+    pickle = os.path.join(module_dir, _PICKLE_WEIGHTS_FILE)
+    if file_io.exists(pickle):
+      raise ValueError(
+          f"{pickle}: PyTorch pickle weights, which bert_tf does not "
+          f"unpickle (loading a pickle can run any code); save the model "
+          f"once with sentence-transformers (model.save(dir)), which writes "
+          f"{DENSE_WEIGHTS_FILE}")
+    raise FileNotFoundError(f"{os.path.join(module_dir, DENSE_WEIGHTS_FILE)}"
+                            f": missing; a Dense module has its weights")
+  return DenseModule(values["in_features"], units, activation,
+                     bool(values.get("bias", True)), weights_file)
+
+
+class PipelineReader:
+  """A folder's reader (huggingface.HuggingFaceFolder) with its Dense
+  modules' weights added under names.dense_module_name, so that
+  load_checkpoint loads a whole BertEmbedder from one reader."""
+
+  def __init__(self, reader, pipeline, hidden_size):
+    self._reader = reader
+    self._dense = {}
+    width = hidden_size * len(pipeline.pooling)
+    for index, module in enumerate(pipeline.dense):
+      if module.in_features != width:
+        raise ValueError(
+            f"{os.path.dirname(module.weights_file)}: in_features "
+            f"{module.in_features}, but the modules before it give "
+            f"{width} values")
+      self._dense[index] = (module, width)
+      width = module.units
+
+  def __getattr__(self, name):  # labels, architecture_name, ...
+    return getattr(self._reader, name)
+
+  def _shapes(self):
+    shapes = {}
+    for index, (module, width) in self._dense.items():
+      shapes[dense_module_name(index, "kernel")] = [width, module.units]
+      if module.use_bias:
+        shapes[dense_module_name(index, "bias")] = [module.units]
+    return shapes
+
+  def get_variable_to_shape_map(self):
+    return {**self._reader.get_variable_to_shape_map(), **self._shapes()}
+
+  def get_variable_to_dtype_map(self):
+    return {**self._reader.get_variable_to_dtype_map(),
+            **{name: np.dtype(np.float32) for name in self._shapes()}}
+
+  def get_tensor(self, name):
+    for index, (module, width) in self._dense.items():
+      for variable in ("kernel", "bias"):
+        if name == dense_module_name(index, variable):
+          return dense_tensors(module, width)[variable]
+    return self._reader.get_tensor(name)
+
+
+def dense_tensors(module, in_features):
+  """{"kernel": [in, out], "bias": [out]} of a Dense module, as numpy
+  float32, checked against its config (bias only where it has one)."""
+  from safetensors import safe_open  # pylint: disable=g-import-not-at-top
+  try:
+    with safe_open(module.weights_file, framework="numpy") as weights:
+      stored = {name: weights.get_tensor(name) for name in weights.keys()}
+  except Exception as error:  # safetensors raises its own SafetensorError
+    raise ValueError(f"{module.weights_file}: not a readable safetensors "
+                     f"file ({error})") from None
+  expected = {"linear.weight": [module.units, in_features]}
+  if module.use_bias:
+    expected["linear.bias"] = [module.units]
+  for name, shape in expected.items():
+    if name not in stored:
+      raise ValueError(f"{module.weights_file}: no tensor {name}")
+    if list(stored[name].shape) != shape:
+      raise ValueError(f"{module.weights_file}: tensor {name} is shaped "
+                       f"{list(stored[name].shape)}, but its config.json "
+                       f"makes it {shape}")
+  tensors = {"kernel": np.ascontiguousarray(
+      stored["linear.weight"].astype(np.float32).T)}
+  if module.use_bias:
+    tensors["bias"] = stored["linear.bias"].astype(np.float32)
+  return tensors
+
+
+def _prompts(values, where):
+  """(prompts, default_prompt_name) of config_sentence_transformers.json."""
+  prompts = values.get("prompts") or {}
+  if not isinstance(prompts, dict) or not all(
+      isinstance(name, str) and isinstance(prompt, str)
+      for name, prompt in prompts.items()):
+    raise ValueError(f"{where}: prompts must map names to strings")
+  default = values.get("default_prompt_name")
+  if default is not None and default not in prompts:
+    raise ValueError(f"{where}: default_prompt_name {default!r} is not one "
+                     f"of its prompts ({', '.join(prompts) or 'none'})")
+  return dict(prompts), default
+
+
+def _json_object(directory, name):
+  """A model file's JSON object, or None where the directory lacks it."""
+  path = model_file(directory, name)
+  return None if path is None else read_json_object(path)
+
+
+def _is_count(value):
+  return isinstance(value, int) and not isinstance(value, bool) and value >= 1

@@ -1,0 +1,99 @@
+"""What a model that takes raw text shares: an optional BertPreprocessor,
+checked against the encoder, called on text, saved with the model and
+given to export() as a string input."""
+
+import keras
+import tensorflow as tf
+
+from bert_tf.models.encoder import EncoderModel
+from bert_tf.text.preprocessor import (BertPreprocessor, as_keras_texts,
+                                       as_text_tensors)
+
+
+class TextModel(EncoderModel):
+  """An EncoderModel with an optional preprocessor.
+
+  Args:
+    config: a BertConfig (or its dict).
+    preprocessor: a BertPreprocessor, of no more tokens than
+      config.vocab_size and no longer sequences than
+      config.max_position_embeddings, or None. With one the model takes
+      raw text (a string tensor, or a tuple of them; fit, evaluate and
+      predict also take lists of Python strings) and is saved with it.
+  """
+
+  def __init__(self, config, preprocessor=None, **kwargs):
+    super().__init__(config, **kwargs)
+    if preprocessor is not None:
+      self._check_preprocessor(preprocessor)
+    self.preprocessor = preprocessor
+
+  def _check_preprocessor(self, preprocessor):
+    """Raises ValueError for a preprocessor whose ids or sequences the
+    encoder's embeddings cannot take (on a GPU, ids past the table read
+    zeros, silently)."""
+    name = type(self).__name__
+    if not isinstance(preprocessor, BertPreprocessor):
+      raise ValueError(f"{name}: preprocessor is a "
+                       f"{type(preprocessor).__name__} layer, not a "
+                       "BertPreprocessor")
+    config = self.config
+    if preprocessor.max_seq_length > config.max_position_embeddings:
+      raise ValueError(f"{name}: the preprocessor's max_seq_length "
+                       f"{preprocessor.max_seq_length} is over the "
+                       "positions the encoder has: max_position_embeddings "
+                       f"is {config.max_position_embeddings}")
+    if (preprocessor.vocab_size is not None
+        and preprocessor.vocab_size > config.vocab_size):
+      raise ValueError(f"{name}: the preprocessor's vocabulary has "
+                       f"{preprocessor.vocab_size} tokens, but the encoder's "
+                       f"vocab_size is {config.vocab_size}")
+
+  def encoder_inputs(self, inputs):
+    """The encoder's dict: `inputs` as they are, or text packed by the
+    preprocessor."""
+    if self.preprocessor is not None and not isinstance(inputs, dict):
+      return self.preprocessor(inputs)
+    return inputs
+
+  def __call__(self, inputs, *args, **kwargs):
+    if self.preprocessor is not None:
+      inputs = as_text_tensors(inputs)
+    return super().__call__(inputs, *args, **kwargs)
+
+  def input_signature(self):
+    if self.preprocessor is None:
+      return super().input_signature()
+    return [tf.TensorSpec([None], tf.string, name="text")]
+
+  def keras_inputs(self, x, method):
+    if self.preprocessor is not None:
+      x = as_keras_texts(x)
+    return super().keras_inputs(x, method)
+
+  def get_config(self):
+    config = super().get_config()
+    if self.preprocessor is not None:
+      config["preprocessor"] = keras.saving.serialize_keras_object(
+          self.preprocessor)
+    return config
+
+  @classmethod
+  def constructor_arguments(cls, config):
+    if "preprocessor" in config:
+      config = {**config, "preprocessor": _preprocessor_from_config(
+          config["preprocessor"], cls.__name__)}
+    return config
+
+
+def _preprocessor_from_config(serialized, model_name):
+  """The BertPreprocessor of a serialized config; any other class is
+  refused before it is built (it might read a path its config names)."""
+  name = serialized.get("registered_name") if isinstance(serialized,
+                                                         dict) else None
+  registered = keras.saving.get_registered_object(name) if name else None
+  if not (isinstance(registered, type)
+          and issubclass(registered, BertPreprocessor)):
+    raise ValueError(f"{model_name} config: preprocessor {name!r} is not a "
+                     "BertPreprocessor")
+  return keras.saving.deserialize_keras_object(serialized)
