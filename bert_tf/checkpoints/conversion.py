@@ -297,6 +297,10 @@ class ModelFiles:
     tokenizer_dir: the directory whose tokenizer.json and
       tokenizer_config.json a Hugging Face output takes as they are, or
       None.
+    model_max_length: tokenizer_config.json's, or None: the position
+      table's.
+    extra_files: {path inside the directory: bytes} written beside the
+      model's files (a sentence-transformers folder's modules).
   """
   config: BertConfig
   architecture_name: str
@@ -306,6 +310,8 @@ class ModelFiles:
   vocab_file: str
   do_lower_case: bool
   tokenizer_dir: object = None
+  model_max_length: object = None
+  extra_files: dict = dataclasses.field(default_factory=dict)
 
 
 def write_model_directory(output_dir, output_format, files):
@@ -319,10 +325,16 @@ def write_model_directory(output_dir, output_format, files):
     if output_format == HUGGINGFACE:
       huggingface.write_folder_files(
           temporary, files.config, files.architecture_name, files.tensors,
-          files.do_lower_case, files.labels, files.problem_type)
+          files.do_lower_case, files.labels, files.problem_type,
+          files.model_max_length)
     else:
       _write_original(temporary, files)
     _copy_tokenizer_files(files, temporary, output_format)
+    for name, data in files.extra_files.items():
+      path = os.path.join(temporary, name)
+      file_io.makedirs(os.path.dirname(path))
+      with file_io.open_file(path, "wb") as writer:
+        writer.write(data)
     check_output_dir(output_dir)
     if file_io.exists(target):
       os.rmdir(target)

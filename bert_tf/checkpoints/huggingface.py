@@ -507,7 +507,8 @@ def huggingface_config(config, architecture_name, labels,
 
 
 def write_folder_files(directory, config, architecture_name, tensors,
-                       do_lower_case, labels, problem_type=None):
+                       do_lower_case, labels, problem_type=None,
+                       model_max_length=None):
   """Writes config.json, model.safetensors and tokenizer_config.json into
   `directory` (a new one the caller renames into place).
 
@@ -533,7 +534,8 @@ def write_folder_files(directory, config, architecture_name, tensors,
   _write_json(os.path.join(directory, TOKENIZER_CONFIG_FILE),
               {"do_lower_case": bool(do_lower_case),
                "tokenizer_class": "BertTokenizer",
-               "model_max_length": config.max_position_embeddings})
+               "model_max_length": (model_max_length or
+                                    config.max_position_embeddings)})
 
 
 def _write_json(path, values):

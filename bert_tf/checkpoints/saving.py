@@ -1,6 +1,8 @@
-"""A bert_tf model written as a model directory in either format
+"""A bert_tf model written as a model directory
 (BertKerasModel.save_pretrained): the files convert() writes, through the
-same code, from the model's own variables, head and vocabulary."""
+same code, from the model's own variables, head and vocabulary; or a
+sentence-transformers folder (an embedder, a cross-encoder): a Hugging Face
+folder with its modules beside it."""
 
 import os
 import shutil
@@ -10,9 +12,13 @@ import keras
 import numpy as np
 
 from bert_tf import vocabulary
-from bert_tf.checkpoints import conversion, huggingface, tf_checkpoints
+from bert_tf.checkpoints import (conversion, huggingface,
+                                 sentence_transformers, tf_checkpoints)
 from bert_tf.checkpoints.tokenizer_json import (TOKENIZER_FILE,
                                                 is_tokenizer_json)
+
+SENTENCE_TRANSFORMERS = "sentence-transformers"
+FORMATS = (*conversion.FORMATS, SENTENCE_TRANSFORMERS)
 
 
 def save_pretrained(model, directory, output_format, vocab_file=None,
@@ -22,14 +28,17 @@ def save_pretrained(model, directory, output_format, vocab_file=None,
   Args:
     model: a bert_tf model that names its transformers classes
       (`huggingface_architectures`, the first its default).
-    output_format: conversion.HUGGINGFACE or conversion.ORIGINAL.
+    output_format: one of FORMATS: SENTENCE_TRANSFORMERS for a model with
+      a sentence_transformers_pipeline() (an embedder, which saves in no
+      other, or a classifier as a CrossEncoder).
     vocab_file: the vocabulary of a model without a preprocessor.
     architecture: one of the model's huggingface_architectures.
   """
   name = f"{type(model).__name__}.save_pretrained"
-  if output_format not in conversion.FORMATS:
+  if output_format not in FORMATS:
     raise ValueError(f"{name}: format={output_format!r}; expected one of "
-                     f"{', '.join(conversion.FORMATS)}")
+                     f"{', '.join(FORMATS)}")
+  pipeline = _pipeline(model, output_format, name)
   architecture = _architecture(model, architecture, name)
   if model.quantized_to:
     raise ValueError(f"{name}: the model is quantized ({model.quantized_to})"
@@ -46,7 +55,40 @@ def save_pretrained(model, directory, output_format, vocab_file=None,
         model.config, architecture, _tensors(model, architecture), labels,
         getattr(model, "problem_type", None), vocab_file, do_lower_case,
         scratch)
+    if pipeline is not None:
+      preprocessor = getattr(model, "preprocessor", None)
+      files.model_max_length = getattr(preprocessor, "max_seq_length", None)
+      files.extra_files = sentence_transformers.folder_files(
+          pipeline, model.config.hidden_size, _dense_weights(model))
+      output_format = conversion.HUGGINGFACE
     conversion.write_model_directory(directory, output_format, files)
+
+
+def _pipeline(model, output_format, name):
+  """The sentence-transformers Pipeline to write (SENTENCE_TRANSFORMERS),
+  else None; an embedder is refused any other format (its pooling would
+  be lost)."""
+  describe = getattr(model, "sentence_transformers_pipeline", None)
+  pipeline = describe() if describe else None
+  if output_format == SENTENCE_TRANSFORMERS:
+    if pipeline is None:
+      raise ValueError(f"{name}: format={output_format!r} is for embedders "
+                       f"and cross-encoders (BertEmbedder, BertClassifier)")
+    return pipeline
+  if pipeline is not None and \
+      pipeline.model_type == sentence_transformers.EMBEDDER:
+    raise ValueError(
+        f"{name}: format={output_format!r} would leave out its pooling; "
+        f"save it as {SENTENCE_TRANSFORMERS!r} (or its encoder alone: "
+        f"model.encoder.save_pretrained)")
+  return None
+
+
+def _dense_weights(model):
+  """An embedder's Dense layers as {"kernel", "bias"} numpy arrays."""
+  return [{variable.name: keras.ops.convert_to_numpy(variable)
+           for variable in layer.weights}
+          for layer in getattr(model, "dense_layers", ())]
 
 
 def _architecture(model, architecture, name):

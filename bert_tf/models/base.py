@@ -207,7 +207,9 @@ class BertKerasModel(keras.Model):
     from its checkpoint: "huggingface" (config.json of its transformers
     class and head's labels, model.safetensors, tokenizer files) or
     "original" (bert_config.json, bert_model.ckpt, vocab.txt), into a new
-    or empty `directory`.
+    or empty `directory`; an embedder or a classifier also as
+    "sentence-transformers" (a Hugging Face folder with its modules; a
+    classifier as a CrossEncoder).
 
     Args:
       vocab_file: the vocabulary of a model without a preprocessor (one

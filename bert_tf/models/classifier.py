@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from bert_tf.checkpoints import sentence_transformers
 from bert_tf.checkpoints.names import PROBLEM_TYPES
 from bert_tf.layers.activations import get_activation
 from bert_tf.layers.classification_head import ClassificationHead
@@ -96,6 +97,18 @@ class BertClassifier(TextModel):
   def build(self, input_shape=None):
     self.output_head.build((None, self.config.hidden_size))
     self.built = True
+
+  def sentence_transformers_pipeline(self):
+    """The CrossEncoder it is, for save_pretrained(format=
+    "sentence-transformers"): its score_activation, else
+    sentence-transformers' default (sigmoid for one label, else
+    linear)."""
+    if "BertForSequenceClassification" not in self.huggingface_architectures:
+      return None
+    default = "sigmoid" if self.num_labels == 1 else "linear"
+    return sentence_transformers.Pipeline(
+        sentence_transformers.CROSS_ENCODER, "",
+        activation=self.score_activation or default)
 
   def call(self, inputs, training=None):
     pooled_output = self.encoder(self.encoder_inputs(inputs),

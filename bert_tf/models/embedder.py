@@ -6,6 +6,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from bert_tf.checkpoints import sentence_transformers
 from bert_tf.checkpoints.names import dense_module_name
 from bert_tf.layers.activations import get_activation
 from bert_tf.layers.initializers import truncated_normal
@@ -63,6 +64,9 @@ class BertEmbedder(TextModel):
 
   config_arguments = ("pooling", "dense", "normalize", "prompts",
                       "default_prompt_name", "similarity")
+  # Its encoder is a BertModel; save_pretrained writes it as a
+  # sentence-transformers folder, in no other format.
+  huggingface_architectures = ("BertModel",)
 
   def __init__(self, config, pooling="mean", dense=(), normalize=False,
                preprocessor=None, prompts=None, default_prompt_name=None,
@@ -120,6 +124,28 @@ class BertEmbedder(TextModel):
       layer.build((None, width))
       width = layer.units
     self.built = True
+
+  def sentence_transformers_pipeline(self):
+    """The sentence-transformers modules and settings it is, for
+    save_pretrained(format="sentence-transformers")."""
+    width = self.config.hidden_size * len(self.pooling)
+    dense = []
+    for spec in self.dense:
+      dense.append(sentence_transformers.DenseModule(
+          width, spec["units"], spec["activation"], spec["use_bias"], ""))
+      width = spec["units"]
+    return sentence_transformers.Pipeline(
+        sentence_transformers.EMBEDDER, "", pooling=tuple(self.pooling),
+        dense=dense, normalize=self.normalize, prompts=dict(self.prompts),
+        default_prompt_name=self.default_prompt_name,
+        similarity=self.similarity)
+
+  def save_pretrained(self, directory, format="sentence-transformers",
+                      vocab_file=None, architecture=None):
+    """Writes a sentence-transformers folder (today's layout) that
+    sentence-transformers loads with the same embeddings; see
+    BertKerasModel.save_pretrained."""
+    super().save_pretrained(directory, format, vocab_file, architecture)
 
   def target_output(self, outputs):
     return outputs["embedding"]
