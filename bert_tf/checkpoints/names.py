@@ -30,6 +30,20 @@ def dense_module_name(index, variable):
 # The pooling modes of sentence-transformers' Pooling module that bert_tf
 # computes (layers.pooling.SentencePooling).
 POOLING_MODES = ("cls", "max", "mean", "mean_sqrt_len_tokens")
+
+
+def check_pooling(modes, where):
+  """The pooling modes (one, or a list of them) as a tuple; raises
+  ValueError, naming `where`, for none or one not in POOLING_MODES."""
+  modes = [modes] if isinstance(modes, str) else modes
+  if not isinstance(modes, (list, tuple)) or not modes:
+    raise ValueError(f"{where}: pooling is {modes!r}; expected a mode or a "
+                     f"list of them ({', '.join(POOLING_MODES)})")
+  for mode in modes:
+    if mode not in POOLING_MODES:
+      raise ValueError(f"{where}: pooling mode {mode!r} is not one bert_tf "
+                       f"reproduces ({', '.join(POOLING_MODES)})")
+  return tuple(modes)
 PROBLEM_TYPES = ("regression", "single_label_classification",
                  "multi_label_classification")
 

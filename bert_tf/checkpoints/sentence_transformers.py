@@ -27,7 +27,7 @@ from typing import Optional
 
 import numpy as np
 
-from bert_tf.checkpoints.names import POOLING_MODES, dense_module_name
+from bert_tf.checkpoints.names import check_pooling, dense_module_name
 from bert_tf.config import read_json_object
 from bert_tf.files import file_io
 from bert_tf.files.model_files import model_file
@@ -286,15 +286,7 @@ def _pooling(module_dir):
   if modes is None:
     modes = [mode for key, mode in _LEGACY_POOLING_KEYS.items()
              if values.get(key)] or ["mean"]
-  modes = [modes] if isinstance(modes, str) else modes
-  if not isinstance(modes, list) or not modes:
-    raise ValueError(f"{where}: pooling_mode is {modes!r}; expected a mode "
-                     f"or a list of them")
-  for mode in modes:
-    if mode not in POOLING_MODES:
-      raise ValueError(f"{where}: pooling mode {mode!r} is not one bert_tf "
-                       f"reproduces ({', '.join(POOLING_MODES)})")
-  return tuple(modes)
+  return check_pooling(modes, where)
 
 
 def _dense(module_dir):

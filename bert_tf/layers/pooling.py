@@ -4,21 +4,7 @@ Normalize modules compute them."""
 import keras
 from keras import ops
 
-from bert_tf.checkpoints.names import POOLING_MODES
-
-
-def check_pooling(modes, where):
-  """The modes as a tuple; raises ValueError, naming `where`, for an empty
-  list or a mode not in POOLING_MODES."""
-  modes = (modes,) if isinstance(modes, str) else tuple(modes)
-  if not modes:
-    raise ValueError(f"{where}: pooling names no mode; expected one or more "
-                     f"of {', '.join(POOLING_MODES)}")
-  for mode in modes:
-    if mode not in POOLING_MODES:
-      raise ValueError(f"{where}: pooling mode {mode!r} is not one of "
-                       f"{', '.join(POOLING_MODES)}")
-  return modes
+from bert_tf.checkpoints.names import check_pooling
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")

@@ -7,11 +7,10 @@ import tensorflow as tf
 from keras import ops
 
 from bert_tf.checkpoints import sentence_transformers
-from bert_tf.checkpoints.names import dense_module_name
+from bert_tf.checkpoints.names import check_pooling, dense_module_name
 from bert_tf.layers.activations import get_activation
 from bert_tf.layers.initializers import truncated_normal
-from bert_tf.layers.pooling import SentencePooling, check_pooling, \
-    l2_normalize
+from bert_tf.layers.pooling import SentencePooling, l2_normalize
 from bert_tf.models.text_model import TextModel
 
 # The similarity functions of sentence-transformers' similarity_fn_name.
