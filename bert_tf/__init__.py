@@ -33,6 +33,7 @@ _EXPORTS = {
     "checkpoint_variables": "bert_tf.checkpoints.tf_checkpoints",
     "load_checkpoint": "bert_tf.checkpoints.tf_checkpoints",
     "save_checkpoint": "bert_tf.checkpoints.tf_checkpoints",
+    "MultipleNegativesRankingLoss": "bert_tf.losses",
     "masked_lm_loss": "bert_tf.losses",
     "next_sentence_loss": "bert_tf.losses",
     "pretraining_loss": "bert_tf.losses",

@@ -1,5 +1,5 @@
 """Registers every bert_tf class that Keras saves: layers, models, the
-optimizers and the learning-rate schedule.
+optimizers, the learning-rate schedule and the contrastive loss.
 
 Each is decorated with keras.saving.register_keras_serializable(package=
 "bert_tf") in its module; importing the modules runs the decorators, so that
@@ -12,6 +12,7 @@ bert_tf/__init__.py).
 import bert_tf.layers
 import bert_tf.layers.dropout
 import bert_tf.layers.layer_combination
+import bert_tf.losses
 import bert_tf.models
 import bert_tf.text.preprocessor
 import bert_tf.training.optimization

@@ -13,7 +13,8 @@ CLASSES = ("BertEncoder", "BertPretrainer", "BertClassifier", "BertSpanLabeler",
            "BertPreprocessor", "AdamWeightDecay", "Lamb",
            "WarmupPolynomialDecay", "SelfAttention", "TransformerBlock",
            "BertEmbeddings", "MaskedLMHead", "ClassificationHead", "Dropout",
-           "LayerCombination", "InGraphTokenizer")
+           "LayerCombination", "InGraphTokenizer",
+           "MultipleNegativesRankingLoss", "BertEmbedder", "SentencePooling")
 
 
 @pytest.mark.parametrize("imports", [

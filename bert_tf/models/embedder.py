@@ -96,6 +96,8 @@ class BertEmbedder(TextModel):
                 self.config.initializer_range),
             name=f"dense_{index}")
         for index, spec in enumerate(self.dense)]
+    # The pooler is not used: its weights would get no gradient.
+    self.encoder.pooler.trainable = False
     self._predictor = None
     self.build()
 
