@@ -35,7 +35,7 @@ from bert_tf.files.model_files import model_file
 MODULES_FILE = "modules.json"
 MODEL_CONFIG_FILE = "config_sentence_transformers.json"
 SENTENCE_BERT_CONFIG_FILE = "sentence_bert_config.json"
-POOLING_CONFIG_FILE = "config.json"
+MODULE_CONFIG_FILE = "config.json"
 DENSE_WEIGHTS_FILE = "model.safetensors"
 _PICKLE_WEIGHTS_FILE = "pytorch_model.bin"
 
@@ -274,8 +274,8 @@ def _read_modules(pipeline, directory, modules):
 
 def _pooling(module_dir):
   """The pooling modes of a Pooling module's config.json (either layout)."""
-  values = _json_object(module_dir, POOLING_CONFIG_FILE)
-  where = os.path.join(module_dir, POOLING_CONFIG_FILE)
+  values = _json_object(module_dir, MODULE_CONFIG_FILE)
+  where = os.path.join(module_dir, MODULE_CONFIG_FILE)
   if values is None:
     raise FileNotFoundError(f"{where}: missing; a Pooling module has one")
   if values.get("include_prompt", True) is not True:
@@ -291,8 +291,8 @@ def _pooling(module_dir):
 
 def _dense(module_dir):
   """A Dense module's DenseModule, its weights file checked."""
-  values = _json_object(module_dir, POOLING_CONFIG_FILE)
-  where = os.path.join(module_dir, POOLING_CONFIG_FILE)
+  values = _json_object(module_dir, MODULE_CONFIG_FILE)
+  where = os.path.join(module_dir, MODULE_CONFIG_FILE)
   if values is None:
     raise FileNotFoundError(f"{where}: missing; a Dense module has one")
   for field in ("module_input_name", "module_output_name"):
@@ -333,9 +333,9 @@ class PipelineReader:
     for index, module in enumerate(pipeline.dense):
       if module.in_features != width:
         raise ValueError(
-            f"{os.path.dirname(module.weights_file)}: in_features "
-            f"{module.in_features}, but the modules before it give "
-            f"{width} values")
+            f"{os.path.join(os.path.dirname(module.weights_file), MODULE_CONFIG_FILE)}"
+            f": in_features {module.in_features}, but the modules before "
+            f"it give {width} values")
       self._dense[index] = (module, width)
       width = module.units
 

@@ -29,7 +29,9 @@ def _dense_spec(spec, index, model_name):
   if isinstance(units, bool) or not isinstance(units, int) or units < 1:
     raise ValueError(f"{where}: units={units!r} must be an integer >= 1")
   activation = spec.get("activation", "tanh")
-  get_activation(activation)
+  if activation not in sentence_transformers.TORCH_ACTIVATIONS:
+    raise ValueError(f"{where}: activation={activation!r}; expected one of "
+                     f"{', '.join(sentence_transformers.TORCH_ACTIVATIONS)}")
   return {"units": units, "activation": activation,
           "use_bias": bool(spec.get("use_bias", True))}
 
@@ -45,8 +47,9 @@ class BertEmbedder(TextModel):
     pooling: a mode or a list of them, concatenated in order: "cls", "max",
       "mean" or "mean_sqrt_len_tokens" (layers.pooling.SentencePooling).
     dense: a list of {"units", "activation", "use_bias"}, one per Dense
-      layer after the pooling ("tanh", "linear", "sigmoid", "relu",
-      "gelu_exact").
+      layer after the pooling; the activations a sentence-transformers
+      Dense module can have ("tanh", "linear", "sigmoid", "relu",
+      "gelu_exact": sentence_transformers.TORCH_ACTIVATIONS).
     normalize: divide each embedding by its L2 norm.
     preprocessor: a BertPreprocessor (see TextModel); encode() needs one.
     prompts: {name: text prefixed to a text before it is encoded}.

@@ -2,6 +2,7 @@
 
 import os
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -100,3 +101,32 @@ def test_no_inputs_is_a_clear_error():
     with pytest.raises(ValueError, match="BertClassifier.predict: x holds "
                                          "no examples"):
       model.predict(inputs)
+
+
+@pytest.mark.parametrize("activation", ["softmax", "Sigmoid", "identity"])
+def test_a_score_activation_not_reproduced_is_refused(activation):
+  with pytest.raises(ValueError, match=(
+      f"^BertClassifier: score_activation={activation!r}; expected one of "
+      f"{', '.join(bert_tf.models.classifier.SCORE_ACTIVATIONS)} or None$")):
+    bert_tf.BertClassifier(tiny_config(), 1, score_activation=activation)
+
+
+def test_scores_are_the_score_activation_of_the_logits(tmp_path):
+  """A cross-encoder's scores ([batch] for one label, as
+  CrossEncoder.predict), kept by a .keras file; none without an
+  activation."""
+  inputs = {name: value for name, value in
+            random_inputs(tiny_config()).items() if name in INPUT_NAMES}
+  model = bert_tf.BertClassifier(tiny_config(), 1, score_activation="sigmoid")
+  outputs = model(inputs)
+  np.testing.assert_allclose(outputs["scores"],
+                             tf.sigmoid(outputs["logits"][:, 0]), atol=1e-6)
+  path = str(tmp_path / "cross_encoder.keras")
+  model.save(path)
+  loaded = keras.saving.load_model(path)
+  assert loaded.score_activation == "sigmoid"
+  np.testing.assert_array_equal(loaded(inputs)["scores"], outputs["scores"])
+  three = bert_tf.BertClassifier(tiny_config(), 3, score_activation="linear")
+  outputs = three(inputs)
+  np.testing.assert_array_equal(outputs["scores"], outputs["logits"])
+  assert "scores" not in bert_tf.BertClassifier(tiny_config(), 1)(inputs)

@@ -4,6 +4,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.text import pack_inputs, truncated_pair_lengths
+from bert_tf.text.packing import TRANSFORMERS_PAIRS, transformers_pair_lengths
 
 CLS, SEP = 101, 102
 
@@ -65,3 +66,51 @@ def test_a_pair_without_second_tokens_is_packed_as_one_text():
     assert packed[name][0].numpy().tolist() == single[name][0].numpy() \
         .tolist(), name
   assert packed["input_ids"][1].numpy().tolist() == [CLS, 5, SEP, 20, SEP]
+
+
+def tokenizers_longest_first(length_a, length_b, max_length):
+  """Hugging Face tokenizers' TruncationStrategy::LongestFirst for a pair
+  (tokenizers/src/utils/truncation.rs), which transformers' BERT
+  tokenizers run: the lengths it keeps."""
+  if length_a + length_b <= max_length:
+    return length_a, length_b
+  n1, n2 = length_a, length_b
+  swap = n1 > n2
+  if swap:
+    n1, n2 = n2, n1
+  n2 = n1 if n1 > max_length else max(n1, max_length - n1)
+  if n1 + n2 > max_length:
+    n1 = max_length // 2
+    n2 = n1 + max_length % 2
+  if swap:
+    n1, n2 = n2, n1
+  return min(length_a, n1), min(length_b, n2)
+
+
+def test_transformers_truncation_equals_tokenizers_longest_first():
+  grid = list(itertools.product(range(12), range(12), range(0, 15)))
+  length_a, length_b, budget = (np.array(column) for column in zip(*grid))
+  kept_a, kept_b = transformers_pair_lengths(length_a, length_b, budget)
+  differs = 0
+  for (a, b, m), got_a, got_b in zip(grid, kept_a.numpy(), kept_b.numpy()):
+    assert (got_a, got_b) == tokenizers_longest_first(a, b, m), (a, b, m)
+    differs += (got_a, got_b) != tuple(
+        map(len, original_truncate_seq_pair(range(a), range(b), m)))
+  assert differs  # the two packings are not the same one
+
+
+def test_transformers_packing_keeps_a_pair_with_an_empty_second_text():
+  """[CLS] a [SEP] [SEP], the last [SEP] in segment 1; and two texts over
+  the budget: the second keeps the odd token, where the original's first
+  does."""
+  ids_a = tf.ragged.constant([[5, 6], [5, 6, 7, 8, 9]])
+  ids_b = tf.ragged.constant([[], [20, 21, 22, 23, 24]], tf.int32)
+  packed = pack_inputs(ids_a, 8, CLS, SEP, ids_b, TRANSFORMERS_PAIRS)
+  assert packed["input_ids"].numpy().tolist() == [
+      [CLS, 5, 6, SEP, SEP, 0, 0, 0], [CLS, 5, 6, SEP, 20, 21, 22, SEP]]
+  assert packed["segment_ids"].numpy().tolist() == [
+      [0, 0, 0, 0, 1, 0, 0, 0], [0, 0, 0, 0, 1, 1, 1, 1]]
+  assert packed["input_mask"].numpy().sum(axis=1).tolist() == [5, 8]
+  original = pack_inputs(ids_a, 8, CLS, SEP, ids_b)
+  assert original["input_ids"].numpy().tolist() == [
+      [CLS, 5, 6, SEP, 0, 0, 0, 0], [CLS, 5, 6, 7, SEP, 20, 21, SEP]]

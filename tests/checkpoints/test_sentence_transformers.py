@@ -1,0 +1,298 @@
+"""sentence-transformers folders, in both layouts, opened by load_pretrained
+and checked against sentence-transformers' own outputs for them; what
+bert_tf does not reproduce is refused in one line naming file and field."""
+
+import os
+import re
+
+import numpy as np
+import pytest
+
+import bert_tf
+from bert_tf.checkpoints import sentence_transformers
+from tests.support.sentence_transformers_folders import (
+    CROSS_ENCODERS, EMBEDDERS, assert_as_sentence_transformers, copied,
+    edit_json, expected, opener)
+
+TANH_DENSE = {"units": 16, "activation": "tanh", "use_bias": True}
+IDENTITY_DENSE = {"units": 24, "activation": "linear", "use_bias": False}
+# Per folder: pooling, dense, normalize, max length, tokenizer file. The
+# classic folder's 16 is sentence_bert_config.json's, over
+# tokenizer_config.json's 512; today's 20 is tokenizer_config.json's.
+EMBEDDER_SETTINGS = {
+    "classic_cls_dense": (["cls"], [TANH_DENSE], True, 16, "vocab.txt"),
+    "today_mean": (["mean"], [], True, 20, "tokenizer.json"),
+    "today_max": (["max"], [], False, 20, "tokenizer.json"),
+    "today_mean_sqrt_len": (["mean_sqrt_len_tokens"], [IDENTITY_DENSE],
+                            False, 20, "tokenizer.json"),
+}
+# Per folder: score activation, max length, labels.
+CROSS_ENCODER_SETTINGS = {
+    "cross_encoder": ("sigmoid", 20, ["LABEL_0"]),
+    "cross_encoder_identity": ("linear", 20, ["LABEL_0"]),
+    "cross_encoder_nli": ("linear", 20,
+                          ["contradiction", "entailment", "neutral"]),
+    "cross_encoder_v4": ("sigmoid", 64, ["LABEL_0"]),
+}
+CLS, SEP = 7, 8  # in the fixtures' vocabulary
+
+
+@pytest.fixture(scope="module")
+def opened():
+  return opener()
+
+
+@pytest.mark.parametrize("name", EMBEDDERS)
+def test_an_embedder_folder_encodes_as_sentence_transformers(opened, name):
+  """Every pooling mode, Dense with and without bias, Normalize; the
+  texts include "", " " and one longer than the max length."""
+  model = opened(name).model
+  assert type(model) is bert_tf.BertEmbedder
+  texts = expected(name)["texts"]
+  assert "" in texts and " " in texts
+  assert_as_sentence_transformers(model.encode(texts),
+                                  expected(name)["embeddings"])
+
+
+@pytest.mark.parametrize("name", EMBEDDERS)
+def test_an_embedder_folder_s_modules_and_max_length(opened, name):
+  pretrained = opened(name)
+  model = pretrained.model
+  pooling, dense, normalize, max_length, tokenizer = EMBEDDER_SETTINGS[name]
+  assert (model.pooling, model.dense, model.normalize) == (
+      pooling, dense, normalize)
+  assert model.preprocessor.max_seq_length == max_length
+  assert os.path.basename(pretrained.vocab_file) == tokenizer
+  assert pretrained.load_report.not_in_checkpoint == []
+  assert pretrained.load_report.unused == []
+  longest = max(len(text.split()) for text in expected(name)["texts"])
+  assert longest > max_length  # so the embeddings show the truncation
+  if name == "classic_cls_dense":
+    assert pretrained.model_max_length == 512
+
+
+@pytest.mark.parametrize("name", CROSS_ENCODERS)
+def test_a_cross_encoder_folder_scores_as_sentence_transformers(opened,
+                                                                name):
+  model = opened(name).model
+  assert type(model) is bert_tf.BertClassifier
+  activation, max_length, labels = CROSS_ENCODER_SETTINGS[name]
+  assert (model.score_activation, model.labels) == (activation, labels)
+  assert model.preprocessor.max_seq_length == max_length
+  assert model.preprocessor.pair_packing == "transformers"
+  values = expected(name)
+  assert_as_sentence_transformers_scores(
+      model((values["firsts"], values["seconds"])), values)
+
+
+def test_predict_gives_sentence_transformers_scores(opened):
+  """model.predict((firsts, seconds)), as CrossEncoder.predict(pairs)."""
+  values = expected("cross_encoder")
+  assert_as_sentence_transformers_scores(opened("cross_encoder").model.predict(
+      (values["firsts"], values["seconds"]), verbose=0), values)
+
+
+def assert_as_sentence_transformers_scores(outputs, values):
+  """Scores as predict's, logits as predict's with activation_fn
+  Identity ([n] for one label)."""
+  assert_as_sentence_transformers(outputs["scores"], values["scores"])
+  assert_as_sentence_transformers(
+      outputs["logits"], np.reshape(values["logits"],
+                                    (len(values["firsts"]), -1)))
+
+
+@pytest.mark.parametrize("name, default", [("cross_encoder", "sigmoid"),
+                                           ("cross_encoder_nli", "linear")])
+def test_a_cross_encoder_without_activation_fn_takes_the_default(
+    tmp_path, name, default):
+  """sentence-transformers' default: Sigmoid for one label, else
+  Identity."""
+  directory = copied(tmp_path, name)
+  edit_json(os.path.join(directory, sentence_transformers.MODEL_CONFIG_FILE),
+            lambda values: values.pop("activation_fn"))
+  model = bert_tf.load_pretrained(directory).model
+  assert model.score_activation == default
+
+
+def test_a_hugging_face_folder_without_its_activation_is_a_classifier(
+    tmp_path):
+  directory = copied(tmp_path, "cross_encoder_v4")
+  edit_json(os.path.join(directory, "config.json"),
+            lambda values: values.pop("sentence_transformers"))
+  pretrained = bert_tf.load_pretrained(directory)
+  assert pretrained.pipeline is None
+  assert pretrained.model.score_activation is None
+
+
+def packed(ids, second_from, max_length=20):
+  """input_ids, input_mask and segment_ids of ids, padded; segment 1 from
+  position second_from on."""
+  padding = [0] * (max_length - len(ids))
+  segments = [0] * second_from + [1] * (len(ids) - second_from)
+  return {"input_ids": ids + padding, "input_mask": [1] * len(ids) + padding,
+          "segment_ids": segments + padding}
+
+
+# Token ids of the fixtures' vocabulary: "the dog"; "one two three" (o
+# ##n ##e t ##w ##o t ##h ##r ##e ##e); a..z; k..t.
+THE_DOG = [90, 97]
+ONE_TWO_THREE = [24, 67, 58, 29, 76, 68, 29, 61, 71, 58, 58]
+A_TO_Z, K_TO_T = list(range(10, 36)), list(range(20, 30))
+A_TO_J = A_TO_Z[:10]
+# The cross-encoder fixture's pairs that transformers packs otherwise than
+# the original: ("the dog", "") stays a pair; where both texts are over
+# half the budget of 17, the longer (the second on ties) keeps the odd
+# token, where the original gives it to the first.
+PACKED = {
+    4: (packed([CLS, *THE_DOG, SEP, SEP], 4),
+        packed([CLS, *THE_DOG, SEP], 4)),
+    5: (packed([CLS, *ONE_TWO_THREE[:8], SEP, *A_TO_Z[:9], SEP], 10),
+        packed([CLS, *ONE_TWO_THREE[:9], SEP, *A_TO_Z[:8], SEP], 11)),
+    8: (packed([CLS, *A_TO_J[:8], SEP, *K_TO_T[:9], SEP], 10),
+        packed([CLS, *A_TO_J[:9], SEP, *K_TO_T[:8], SEP], 11)),
+}
+
+
+def test_a_cross_encoder_packs_pairs_as_transformers(opened):
+  """A pair with an empty second text, and pairs of two long texts, are
+  packed as transformers packs them, which sentence-transformers' scores
+  need: the original's packing gives other scores for those pairs
+  alone."""
+  model = opened("cross_encoder").model
+  values = expected("cross_encoder")
+  pairs = (values["firsts"], values["seconds"])
+  original = bert_tf.BertPreprocessor(
+      opened("cross_encoder").vocab_file, True, 20, pair_packing="original")
+  ours, theirs = model.preprocessor(pairs), original(pairs)
+  for row, (as_transformers, as_original) in PACKED.items():
+    assert {name: value[row].numpy().tolist()
+            for name, value in ours.items()} == as_transformers
+    assert {name: value[row].numpy().tolist()
+            for name, value in theirs.items()} == as_original
+  scores = model(theirs)["scores"].numpy()
+  differs = np.abs(scores - values["scores"]) > 1e-4
+  assert np.flatnonzero(differs).tolist() == sorted(PACKED)
+
+
+def test_max_length_as_sentence_transformers_chooses_it():
+  """sentence_bert_config.json's, else tokenizer_config.json's (unless
+  transformers' unset 1e30), capped by the position table."""
+  def length(max_seq_length, model_max_length):
+    pipeline = sentence_transformers.Pipeline(
+        sentence_transformers.EMBEDDER, "", max_seq_length=max_seq_length)
+    return sentence_transformers.max_length_of(pipeline, model_max_length,
+                                               64)
+  assert length(16, 512) == 16
+  assert length(None, 20) == 20
+  assert length(100, 20) == 64
+  assert length(None, 512) == 64
+  assert length(None, int(1e30)) == 64
+  assert length(None, None) == 64
+
+
+def _set(relative, **fields):
+  return lambda directory: edit_json(os.path.join(directory, relative),
+                                     lambda values: values.update(fields))
+
+
+def _modules(edit):
+  return lambda directory: edit_json(os.path.join(directory, "modules.json"),
+                                     edit)
+
+
+def _pickle_dense(directory):
+  dense = os.path.join(directory, "2_Dense")
+  os.rename(os.path.join(dense, "model.safetensors"),
+            os.path.join(dense, "pytorch_model.bin"))
+
+
+def _not_json(directory):
+  with open(os.path.join(directory, "modules.json"), "w") as writer:
+    writer.write('[{"idx": 0,')
+
+
+SOFTPLUS = "torch.nn.modules.activation.Softplus"
+# (folder, edit, the file named, what the line says of it)
+REFUSALS = {
+    "weightedmean": ("today_mean", _set("1_Pooling/config.json",
+                                        pooling_mode="weightedmean"),
+                     "1_Pooling/config.json",
+                     "pooling mode 'weightedmean' is not one bert_tf "
+                     "reproduces"),
+    "lasttoken": ("today_mean", _set("1_Pooling/config.json",
+                                     pooling_mode="lasttoken"),
+                  "1_Pooling/config.json", "pooling mode 'lasttoken'"),
+    "classic weightedmean": (
+        "classic_cls_dense", _set("1_Pooling/config.json",
+                                  pooling_mode_cls_token=False,
+                                  pooling_mode_weightedmean_tokens=True),
+        "1_Pooling/config.json", "pooling mode 'weightedmean'"),
+    "include_prompt": ("today_mean", _set("1_Pooling/config.json",
+                                          include_prompt=False),
+                       "1_Pooling/config.json", "include_prompt false"),
+    "LayerNorm": ("today_mean", _modules(lambda modules: modules[2].update(
+        type="sentence_transformers.models.LayerNorm")), "modules.json",
+                  r"module 2 \(sentence_transformers.models.LayerNorm\) is "
+                  "not a module bert_tf reproduces"),
+    "Dense before Pooling": (
+        "today_mean_sqrt_len", _modules(lambda modules: modules.insert(
+            1, modules.pop())), "modules.json",
+        "modules Transformer, Dense, Pooling; bert_tf reproduces "
+        "Transformer, Pooling, any Dense, then an optional Normalize"),
+    "Normalize before Dense": (
+        "classic_cls_dense", _modules(lambda modules: modules.insert(
+            2, modules.pop())), "modules.json",
+        "modules Transformer, Pooling, Normalize, Dense;"),
+    "pickle": ("classic_cls_dense", _pickle_dense, "2_Dense/pytorch_model.bin",
+               "PyTorch pickle weights, which bert_tf does not unpickle"),
+    "Softplus": ("classic_cls_dense", _set("2_Dense/config.json",
+                                           activation_function=SOFTPLUS),
+                 "2_Dense/config.json",
+                 f"activation_function '{SOFTPLUS}' is not an activation"),
+    "default prompt": ("today_mean", _set(
+        "config_sentence_transformers.json", default_prompt_name="passage"),
+                       "config_sentence_transformers.json",
+                       "default_prompt_name 'passage' is not one of its "
+                       r"prompts \(document, query\)"),
+    "not JSON": ("today_mean", _not_json, "modules.json",
+                 r"not valid JSON \(line 1"),
+    "outside": ("today_mean", _modules(lambda modules: modules[1].update(
+        path="../x")), "modules.json",
+                "module 1: path '../x' is not a folder inside"),
+    "SparseEncoder": ("today_mean", _set(
+        "config_sentence_transformers.json", model_type="SparseEncoder"),
+                      "config_sentence_transformers.json",
+                      "model_type 'SparseEncoder' is not one bert_tf "
+                      "reproduces"),
+    "in_features": ("today_mean_sqrt_len", _set("2_Dense/config.json",
+                                                in_features=64),
+                    "2_Dense/config.json",
+                    "in_features 64, but the modules before it give 32 "
+                    "values"),
+    "cross-encoder activation": (
+        "cross_encoder", _set("config_sentence_transformers.json",
+                              activation_fn=SOFTPLUS),
+        "config_sentence_transformers.json",
+        f"activation_fn '{SOFTPLUS}' is not an activation"),
+    "v4 activation": (
+        "cross_encoder_v4", lambda directory: edit_json(
+            os.path.join(directory, "config.json"),
+            lambda values: values["sentence_transformers"].update(
+                activation_fn=SOFTPLUS)), "config.json",
+        f"sentence_transformers.activation_fn '{SOFTPLUS}' is not an "
+        "activation"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSALS)
+def test_what_bert_tf_does_not_reproduce_is_refused_in_one_line(tmp_path,
+                                                                case):
+  name, edit, relative, message = REFUSALS[case]
+  directory = copied(tmp_path, name)
+  edit(directory)
+  with pytest.raises(ValueError) as error:
+    bert_tf.load_pretrained(directory)
+  line = str(error.value)
+  assert "\n" not in line
+  assert re.match(re.escape(os.path.join(directory, relative)) + ": " +
+                  message, line), line
