@@ -27,7 +27,7 @@ class SentencePooling(keras.layers.Layer):
 
   def call(self, token_vectors, input_mask):
     token_vectors = ops.cast(token_vectors, "float32")
-    mask = ops.cast(input_mask, "float32")[:, :, None]
+    mask = ops.expand_dims(ops.cast(input_mask, "float32"), -1)
     count = ops.maximum(ops.sum(mask, axis=1), 1e-9)
     pooled = []
     for mode in self.modes:

@@ -48,6 +48,9 @@ EVERY_MODEL = {
     "BertFeatureTagger": lambda config: bert_tf.BertFeatureTagger(
         config, 9, (-2, -1), "weighted_sum", lstm_units=8),
     "BertMultipleChoice": lambda config: bert_tf.BertMultipleChoice(config),
+    "BertEmbedder": lambda config: bert_tf.BertEmbedder(
+        config, pooling=["cls", "mean"], normalize=True,
+        dense=[{"units": 8, "activation": "tanh", "use_bias": True}]),
 }
 
 
