@@ -73,6 +73,19 @@ def jsonl_line(linex_index, tokens, layer_indexes, layer_values):
       linex_index, ", ".join(features))
 
 
+def embedding_line(linex_index, embedding):
+  """One line of extract_features' embeddings JSONL, with its newline:
+  {"linex_index": n, "embedding": [values]}, the float32 values rounded
+  and printed as jsonl_line prints a layer's."""
+  row = np.asarray(embedding, np.float32)[None]
+  printed = _printed_lists(row)
+  if printed is None:
+    return json.dumps({"linex_index": linex_index,
+                       "embedding": rounded_values(row[0]).tolist()}) + "\n"
+  return '{"linex_index": %d, "embedding": [%s]}\n' % (linex_index,
+                                                       printed[0])
+
+
 def _json_line(linex_index, tokens, layer_indexes, values):
   """jsonl_line through json: for values _printed_lists cannot print."""
   rounded = rounded_values(values).tolist()

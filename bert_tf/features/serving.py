@@ -60,15 +60,21 @@ class FeatureServing(IdsServing):
     }
 
   def predict_text(self, text_a, text_b=None):
-    inputs = packed_texts(self.tokenizer, self.max_seq_length, text_a,
-                          text_b)
-    width = tf.reduce_max(tf.reduce_sum(inputs["input_mask"], axis=1))
-    inputs = {name: value[:, :width] for name, value in inputs.items()}
+    inputs = batch_packed_texts(self.tokenizer, self.max_seq_length, text_a,
+                                text_b)
     outputs = self.predict(inputs)
     outputs["input_mask"] = inputs["input_mask"]
     outputs["tokens"] = tf.where(inputs["input_mask"] > 0, tf.gather(
         self.token_names, inputs["input_ids"]), "")
     return outputs
+
+
+def batch_packed_texts(tokenizer, max_seq_length, text_a, text_b=None):
+  """packed_texts cut to the batch's longest row: a batch of short texts
+  runs at its own length, not max_seq_length."""
+  inputs = packed_texts(tokenizer, max_seq_length, text_a, text_b)
+  width = tf.reduce_max(tf.reduce_sum(inputs["input_mask"], axis=1))
+  return {name: value[:, :width] for name, value in inputs.items()}
 
 
 def feature_serving(model, tokenizer, max_seq_length):

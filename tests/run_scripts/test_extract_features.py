@@ -226,7 +226,8 @@ def test_help_lists_the_original_flags_and_no_training_ones():
       "max_seq_length", "init_checkpoint", "vocab_file", "do_lower_case",
       "batch_size", "use_tpu", "master", "num_tpu_cores",
       "use_one_hot_embeddings", "distribution_strategy", "use_xla", "dtype",
-      "output_format", "export_dir", "export_signatures"))
+      "output_format", "export_dir", "export_signatures", "pooling",
+      "normalize"))
   for name in ("do_train", "learning_rate", "output_dir"):
     assert f"--{name}:" not in help_text and \
         f"--[no]{name}:" not in help_text, name
