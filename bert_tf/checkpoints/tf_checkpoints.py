@@ -15,7 +15,7 @@ import os
 
 import tensorflow as tf
 
-from bert_tf.checkpoints import huggingface
+from bert_tf.checkpoints import huggingface, sentence_transformers
 from bert_tf.checkpoints.names import (ORIGINAL_CONFIG_FILE,
                                        check_encoder_fits, encoder_names,
                                        labels_of_fields)
@@ -95,13 +95,16 @@ def resolve_checkpoint_path(path):
   --init_checkpoint: a directory's newest checkpoint by its `checkpoint`
   index file, else the one checkpoint it holds (bert_model.ckpt as
   released, or model.ckpt-N as community checkpoints ship). A Hugging Face
-  folder is its own checkpoint: it is returned as it is.
+  folder is its own checkpoint: it is returned as it is; a
+  sentence-transformers folder's is its Transformer module's folder.
 
   Raises:
     FileNotFoundError: no checkpoint there, or several and no index.
   """
   if huggingface.is_folder(path):
     return path
+  if sentence_transformers.is_folder(path):
+    return sentence_transformers.read_pipeline(path).transformer_dir
   if not tf.io.gfile.isdir(path):
     if not tf.io.gfile.exists(f"{path}.index"):
       raise FileNotFoundError(f"{path}: no checkpoint here (expected "

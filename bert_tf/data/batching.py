@@ -123,13 +123,15 @@ def feature_lengths(features):
   return np.where(mask.any(axis=-1), last, 0).max(axis=-1, initial=0)
 
 
-def length_bucketed_batches(features, batch_size, chunk_batches=None):
+def length_bucketed_batches(features, batch_size, chunk_batches=None,
+                            round_up=True):
   """As prediction_batches, but each batch cut to its own length.
 
   The features are sorted by length (feature_lengths) within each chunk of
   chunk_batches batches (None: all of them), and each batch is cut to
-  bucket_length of its longest feature: every array shaped like input_ids
-  loses the positions past it. Padding changes no real position's output
+  bucket_length of its longest feature (round_up: a few lengths, for XLA
+  to compile each), or to that feature's length itself: every array shaped
+  like input_ids loses the positions past it. Padding changes no real position's output
   (it is masked out of attention), so the outputs are those at full length,
   in fewer steps. Batches come out of input order; FEATURE_INDEX puts them
   back (Predictor).
@@ -145,7 +147,9 @@ def length_bucketed_batches(features, batch_size, chunk_batches=None):
                                kind="stable")
     for first in range(0, len(order), batch_size):
       rows = order[first:first + batch_size]
-      length = bucket_length(int(lengths[rows].max()), max_length)
+      length = int(lengths[rows].max())
+      length = bucket_length(length, max_length) if round_up else \
+          max(length, 1)
       batch = {name: value[rows][..., :length] if name in cut_names
                else value[rows] for name, value in features.items()}
       batch[FEATURE_INDEX] = rows.astype(np.int32)

@@ -222,10 +222,11 @@ class BertEmbedder(TextModel):
 
   def _prediction(self):
     """The Predictor encode() runs, made once (it holds the traced
-    function)."""
+    function); each batch at its longest text's own length."""
     from bert_tf.training.predictor import Predictor  # pylint: disable=g-import-not-at-top
     if self._predictor is None:
-      self._predictor = Predictor(tf.distribute.get_strategy(), self)
+      self._predictor = Predictor(tf.distribute.get_strategy(), self,
+                                  round_lengths=False)
     return self._predictor
 
   def similarity_scores(self, first, second):

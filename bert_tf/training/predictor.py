@@ -26,11 +26,15 @@ class Predictor:
     strategy: the tf.distribute.Strategy the model was created under.
     model: a keras model taking the feature dict.
     use_xla: compile the forward pass with XLA.
+    round_lengths: run each batch at its bucket_length rather than at its
+      longest feature's length (batching.length_bucketed_batches): XLA
+      compiles each length, while without it one trace serves them all.
   """
 
-  def __init__(self, strategy, model, use_xla=False):
+  def __init__(self, strategy, model, use_xla=False, round_lengths=True):
     self.strategy = strategy
     self.model = model
+    self._round_lengths = round_lengths
     self._model_outputs = tf.function(
         lambda features: self.model(features, training=False),
         jit_compile=use_xla)
@@ -53,7 +57,8 @@ class Predictor:
       reaches, hold -inf (0 for integers).
     """
     if by_length:
-      batches = batching.length_bucketed_batches(features, batch_size)
+      batches = batching.length_bucketed_batches(
+          features, batch_size, round_up=self._round_lengths)
     else:
       batches = batching.prediction_batches(features, batch_size)
     full_length = features["input_ids"].shape[-1]
@@ -77,8 +82,8 @@ class Predictor:
     within chunks of chunk_batches batches, so at most a chunk's outputs
     are held back at a time."""
     pending, next_index = {}, 0
-    for batch in batching.length_bucketed_batches(features, batch_size,
-                                                  chunk_batches):
+    for batch in batching.length_bucketed_batches(
+        features, batch_size, chunk_batches, self._round_lengths):
       outputs, indexes = self._predict_batch(batch)
       for row, index in enumerate(indexes.tolist()):
         pending[index] = tf.nest.map_structure(

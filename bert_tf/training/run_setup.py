@@ -123,8 +123,8 @@ def model_directory_of(init_checkpoint, prefix):
   config beside its checkpoint), or None."""
   if not init_checkpoint:
     return None
-  if huggingface.is_folder(init_checkpoint):
-    return init_checkpoint
+  if huggingface.is_folder(prefix):  # a sentence-transformers folder's too
+    return prefix
   directory = init_checkpoint if file_io.isdir(init_checkpoint) else \
       os.path.dirname(prefix)
   if file_io.exists(os.path.join(directory, CONFIG_FILE)):

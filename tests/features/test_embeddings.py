@@ -232,3 +232,26 @@ def test_refusals_name_the_flags(tmp_path, flags, message):
   with pytest.raises(ValueError, match=message):
     extracted(tmp_path, **flags)
   assert not (tmp_path / "output.npz").exists()
+
+
+def test_a_folder_whose_transformer_is_in_a_subfolder(tmp_path):
+  """Older sentence-transformers folders keep the BERT in a module folder
+  (modules.json's path "0_Transformer"): it is read from there, by
+  load_pretrained and by a run's --init_checkpoint alike."""
+  folder = shutil.copytree(os.path.join(FOLDERS, "today_mean"),
+                           tmp_path / "folder")
+  module = folder / "0_Transformer"
+  module.mkdir()
+  for name in ("config.json", "model.safetensors", "tokenizer.json",
+               "tokenizer_config.json", "sentence_bert_config.json"):
+    shutil.move(folder / name, module / name)
+  modules = json.loads((folder / "modules.json").read_text())
+  modules[0]["path"] = "0_Transformer"
+  (folder / "modules.json").write_text(json.dumps(modules))
+  want = expected("today_mean")
+  embedder = bert_tf.load_pretrained(str(folder)).model
+  np.testing.assert_allclose(embedder.encode(want["texts"].tolist()),
+                             want["embeddings"], atol=1e-5)
+  np.testing.assert_allclose(
+      extracted(tmp_path, init_checkpoint=str(folder)), want["embeddings"],
+      atol=1e-5)
