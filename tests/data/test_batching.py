@@ -118,3 +118,17 @@ def test_arrays_shaped_like_input_ids_are_cut_whatever_their_rank():
   (batch,) = batching.length_bucketed_batches(features, 2)
   assert batch["input_ids"].shape == batch["input_mask"].shape == (2, 4, 8)
   assert batch["choice_scores"].shape == (2, 4)
+
+
+def test_batches_cut_to_their_longest_feature_without_rounding_up():
+  """round_up=False (a Predictor without XLA, BertEmbedder.encode): each
+  batch at its longest feature's own length, not its bucket_length."""
+  lengths = [3, 16, 5, 1, 9, 2, 0, 7, 12, 4]
+  mask = (np.arange(24) < np.array(lengths)[:, None]).astype(np.int32)
+  features = {"input_mask": mask, "input_ids": mask * 7,
+              "is_real_example": np.ones(10, np.int32)}
+  batches = list(batching.length_bucketed_batches(features, 4,
+                                                  round_up=False))
+  assert [batch["input_ids"].shape[1] for batch in batches] == [3, 9, 16]
+  assert [batch[batching.FEATURE_INDEX].tolist() for batch in batches] == [
+      [6, 3, 5, 0], [9, 2, 7, 4], [8, 1, 0, 0]]
