@@ -274,6 +274,13 @@ REFUSALS = {
                               activation_fn=SOFTPLUS),
         "config_sentence_transformers.json",
         f"activation_fn '{SOFTPLUS}' is not an activation"),
+    "lower-cased input, cased tokenizer": (
+        "classic_cls_dense", lambda directory: [
+            _set("tokenizer_config.json", do_lower_case=False)(directory),
+            _set("sentence_bert_config.json", do_lower_case=True)(directory)],
+        "sentence_bert_config.json",
+        "do_lower_case lower-cases the text for a tokenizer that keeps "
+        "case"),
     "v4 activation": (
         "cross_encoder_v4", lambda directory: edit_json(
             os.path.join(directory, "config.json"),
