@@ -3,8 +3,6 @@ Face folder, as a bert_tf model with its vocabulary."""
 
 import dataclasses
 
-import os
-
 from bert_tf import vocabulary
 from bert_tf.checkpoints import conversion, huggingface, sentence_transformers
 from bert_tf.checkpoints.tf_checkpoints import LoadReport, load_checkpoint
@@ -125,11 +123,7 @@ def _pipeline_arguments(source, do_lower_case):
   preprocessor of its max length, and an embedder's modules and prompts or
   a cross-encoder's score activation."""
   pipeline, config = source.pipeline, source.config
-  if pipeline.lower_case_input and not do_lower_case:
-    raise ValueError(
-        f"{os.path.join(pipeline.transformer_dir, sentence_transformers.SENTENCE_BERT_CONFIG_FILE)}"
-        f": do_lower_case lower-cases the text for a tokenizer that keeps "
-        f"case and accents, which bert_tf's tokenizer does not reproduce")
+  sentence_transformers.check_lower_case_input(pipeline, do_lower_case)
   max_seq_length = sentence_transformers.max_length_of(
       pipeline, source.tokenizer_files.model_max_length,
       config.max_position_embeddings)

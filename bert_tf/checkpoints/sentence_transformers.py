@@ -197,6 +197,17 @@ def activation_of(path, where, field):
   return ACTIVATIONS[path]
 
 
+def check_lower_case_input(pipeline, do_lower_case):
+  """Raises ValueError where sentence_bert_config.json lower-cases the text
+  for a tokenizer that keeps case (and so accents): bert_tf's tokenizer
+  lower-cases only with accents stripped."""
+  if pipeline.lower_case_input and not do_lower_case:
+    raise ValueError(
+        f"{os.path.join(pipeline.transformer_dir, SENTENCE_BERT_CONFIG_FILE)}"
+        f": do_lower_case lower-cases the text for a tokenizer that keeps "
+        f"case and accents, which bert_tf's tokenizer does not reproduce")
+
+
 def max_length_of(pipeline, model_max_length, max_position_embeddings):
   """The max length sentence-transformers tokenizes to: sentence_bert
   _config.json's max_seq_length, else tokenizer_config.json's
@@ -332,10 +343,10 @@ class PipelineReader:
     width = hidden_size * len(pipeline.pooling)
     for index, module in enumerate(pipeline.dense):
       if module.in_features != width:
-        raise ValueError(
-            f"{os.path.join(os.path.dirname(module.weights_file), MODULE_CONFIG_FILE)}"
-            f": in_features {module.in_features}, but the modules before "
-            f"it give {width} values")
+        config_file = os.path.join(os.path.dirname(module.weights_file),
+                                   MODULE_CONFIG_FILE)
+        raise ValueError(f"{config_file}: in_features {module.in_features}, "
+                         f"but the modules before it give {width} values")
       self._dense[index] = (module, width)
       width = module.units
 

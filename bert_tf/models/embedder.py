@@ -12,6 +12,7 @@ from bert_tf.layers.activations import get_activation
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.pooling import SentencePooling, l2_normalize
 from bert_tf.models.text_model import TextModel
+from bert_tf.training.predictor import Predictor
 
 # The similarity functions of sentence-transformers' similarity_fn_name.
 SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan")
@@ -223,7 +224,6 @@ class BertEmbedder(TextModel):
   def _prediction(self):
     """The Predictor encode() runs, made once (it holds the traced
     function); each batch at its longest text's own length."""
-    from bert_tf.training.predictor import Predictor  # pylint: disable=g-import-not-at-top
     if self._predictor is None:
       self._predictor = Predictor(tf.distribute.get_strategy(), self,
                                   round_lengths=False)
