@@ -48,7 +48,6 @@ ACTIVATIONS = {
     "gelu": gelu,
     "gelu_exact": gelu_exact,
     "relu": ops.relu,
-    "sigmoid": ops.sigmoid,
     "tanh": ops.tanh,
     "linear": _linear,
 }
@@ -61,3 +60,15 @@ def get_activation(name):
   except KeyError:
     raise ValueError(f"Unknown hidden_act {name!r}; expected one of "
                      f"{sorted(ACTIVATIONS)}") from None
+
+
+# What an embedder's Dense layers and a cross-encoder's scores may apply:
+# the torch activations sentence-transformers records
+# (checkpoints.sentence_transformers.ACTIVATIONS), by bert_tf's names.
+HEAD_ACTIVATIONS = {
+    "linear": _linear,
+    "tanh": ops.tanh,
+    "sigmoid": ops.sigmoid,
+    "relu": ops.relu,
+    "gelu_exact": gelu_exact,
+}

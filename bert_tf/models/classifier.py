@@ -5,7 +5,7 @@ from keras import ops
 
 from bert_tf.checkpoints import sentence_transformers
 from bert_tf.checkpoints.names import PROBLEM_TYPES
-from bert_tf.layers.activations import get_activation
+from bert_tf.layers.activations import HEAD_ACTIVATIONS
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.dropout import Dropout
 from bert_tf.models.base import check_labels, check_positive_int
@@ -13,7 +13,7 @@ from bert_tf.models.text_model import TextModel
 
 # The activations a cross-encoder's scores may come through
 # (sentence-transformers' CrossEncoder activation_fn).
-SCORE_ACTIVATIONS = ("sigmoid", "linear", "tanh", "relu", "gelu_exact")
+SCORE_ACTIVATIONS = tuple(HEAD_ACTIVATIONS)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -123,7 +123,7 @@ class BertClassifier(TextModel):
     else:
       outputs["probabilities"] = ops.softmax(logits, axis=-1)
     if self.score_activation is not None:
-      scores = get_activation(self.score_activation)(logits)
+      scores = HEAD_ACTIVATIONS[self.score_activation](logits)
       outputs["scores"] = scores[:, 0] if self.num_labels == 1 else scores
     return outputs
 

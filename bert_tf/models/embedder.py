@@ -8,7 +8,7 @@ from keras import ops
 
 from bert_tf.checkpoints import sentence_transformers
 from bert_tf.checkpoints.names import check_pooling, dense_module_name
-from bert_tf.layers.activations import get_activation
+from bert_tf.layers.activations import HEAD_ACTIVATIONS
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.pooling import SentencePooling, l2_normalize
 from bert_tf.models.text_model import TextModel
@@ -30,9 +30,9 @@ def _dense_spec(spec, index, model_name):
   if isinstance(units, bool) or not isinstance(units, int) or units < 1:
     raise ValueError(f"{where}: units={units!r} must be an integer >= 1")
   activation = spec.get("activation", "tanh")
-  if activation not in sentence_transformers.TORCH_ACTIVATIONS:
+  if activation not in HEAD_ACTIVATIONS:
     raise ValueError(f"{where}: activation={activation!r}; expected one of "
-                     f"{', '.join(sentence_transformers.TORCH_ACTIVATIONS)}")
+                     f"{', '.join(HEAD_ACTIVATIONS)}")
   return {"units": units, "activation": activation,
           "use_bias": bool(spec.get("use_bias", True))}
 
@@ -50,7 +50,7 @@ class BertEmbedder(TextModel):
     dense: a list of {"units", "activation", "use_bias"}, one per Dense
       layer after the pooling; the activations a sentence-transformers
       Dense module can have ("tanh", "linear", "sigmoid", "relu",
-      "gelu_exact": sentence_transformers.TORCH_ACTIVATIONS).
+      "gelu_exact": layers.activations.HEAD_ACTIVATIONS).
     normalize: divide each embedding by its L2 norm.
     preprocessor: a BertPreprocessor (see TextModel); encode() needs one.
     prompts: {name: text prefixed to a text before it is encoded}.
@@ -94,7 +94,7 @@ class BertEmbedder(TextModel):
     self.pooler = SentencePooling(self.pooling, name="sentence_pooling")
     self.dense_layers = [
         keras.layers.Dense(
-            spec["units"], activation=get_activation(spec["activation"]),
+            spec["units"], activation=HEAD_ACTIVATIONS[spec["activation"]],
             use_bias=spec["use_bias"],
             kernel_initializer=truncated_normal(
                 self.config.initializer_range),

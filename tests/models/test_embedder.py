@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 import bert_tf
+from bert_tf.checkpoints import sentence_transformers
+from bert_tf.layers.activations import HEAD_ACTIVATIONS
 from tests.support.helpers import random_inputs, tiny_config
 from tests.support.keras_harness import run_model_test
 from tests.support.sentence_transformers_folders import (
@@ -227,3 +229,10 @@ def test_an_embedder_without_a_preprocessor_cannot_encode():
   with pytest.raises(ValueError, match="^BertEmbedder.encode: the model has "
                                        "no preprocessor"):
     model.encode(["a text"])
+
+
+def test_every_activation_sentence_transformers_records_is_computed():
+  """The torch activations the reader maps are the ones the heads compute
+  (their names in two modules, one of which imports no TensorFlow)."""
+  assert sorted(sentence_transformers.TORCH_ACTIVATIONS) == sorted(
+      HEAD_ACTIVATIONS)
