@@ -19,6 +19,7 @@ NER_ENTITY_TYPES = ("PER", "LOC", "ORG", "MISC")
 NER_LABELS = ("O",) + tuple(f"{prefix}-{entity}" for entity in NER_ENTITY_TYPES
                             for prefix in ("B", "I"))
 
+
 def dense_module_name(index, variable):
   """The name a sentence embedder's Dense layer `index` has in a checkpoint
   ("embedding/dense_0/kernel" [in, out], ".../bias"): sentence-transformers'
@@ -26,7 +27,6 @@ def dense_module_name(index, variable):
   return f"embedding/dense_{index}/{variable}"
 
 
-# transformers' problem_type values: what a classifier's logits are for.
 # The pooling modes of sentence-transformers' Pooling module that bert_tf
 # computes (layers.pooling.SentencePooling).
 POOLING_MODES = ("cls", "max", "mean", "mean_sqrt_len_tokens")
@@ -44,6 +44,9 @@ def check_pooling(modes, where):
       raise ValueError(f"{where}: pooling mode {mode!r} is not one bert_tf "
                        f"reproduces ({', '.join(POOLING_MODES)})")
   return tuple(modes)
+
+
+# transformers' problem_type values: what a classifier's logits are for.
 PROBLEM_TYPES = ("regression", "single_label_classification",
                  "multi_label_classification")
 

@@ -28,9 +28,9 @@ from typing import Optional
 import numpy as np
 
 from bert_tf.checkpoints.names import check_pooling, dense_module_name
-from bert_tf.config import read_json_object
+from bert_tf.config import read_json, read_json_object
 from bert_tf.files import file_io
-from bert_tf.files.model_files import model_file
+from bert_tf.files.model_files import model_file, model_folder
 
 MODULES_FILE = "modules.json"
 MODEL_CONFIG_FILE = "config_sentence_transformers.json"
@@ -72,9 +72,6 @@ MODULE_TYPES = {
     "Dense": "sentence_transformers.base.modules.dense.Dense",
     "Normalize": "sentence_transformers.base.modules.normalize.Normalize",
 }
-# transformers writes about 1e30 as a tokenizer's model_max_length where
-# none was set.
-_UNSET_LENGTH = int(1e29)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,10 +140,7 @@ def read_pipeline(directory):
                      f"not one bert_tf reproduces ({EMBEDDER}, "
                      f"{CROSS_ENCODER})")
   modules = _modules(directory)
-  transformer_dir = os.path.join(directory, modules[0][1]) \
-      if modules else directory
-  pipeline = Pipeline(model_type, transformer_dir.rstrip(os.sep) or
-                      directory)
+  pipeline = Pipeline(model_type, modules[0][1] if modules else directory)
   pipeline.prompts, pipeline.default_prompt_name = _prompts(
       model_config, model_config_file)
   pipeline.similarity = model_config.get("similarity_fn_name")
@@ -211,26 +205,21 @@ def check_lower_case_input(pipeline, do_lower_case):
 def max_length_of(pipeline, model_max_length, max_position_embeddings):
   """The max length sentence-transformers tokenizes to: sentence_bert
   _config.json's max_seq_length, else tokenizer_config.json's
-  model_max_length, capped by the position table."""
-  length = pipeline.max_seq_length
-  if length is None and model_max_length and \
-      model_max_length < _UNSET_LENGTH:
-    length = model_max_length
-  return min(length or max_position_embeddings, max_position_embeddings)
+  model_max_length (None where unset: tokenizer_json), capped by the
+  position table."""
+  length = pipeline.max_seq_length or model_max_length or \
+      max_position_embeddings
+  return min(length, max_position_embeddings)
 
 
 def _modules(directory):
-  """[(kind, path)] of modules.json, checked: kinds _MODULE_KINDS, the
-  Transformer first; [] where there is no modules.json."""
+  """[(kind, folder)] of modules.json, checked: kinds _MODULE_KINDS, each
+  folder inside the directory (model_files.model_folder), the Transformer
+  first; [] where there is no modules.json."""
   modules_file = model_file(directory, MODULES_FILE)
   if modules_file is None:
     return []
-  text = file_io.utf8_text(modules_file)
-  try:
-    entries = json.loads(text)
-  except json.JSONDecodeError as error:
-    raise ValueError(f"{modules_file}: not valid JSON (line {error.lineno},"
-                     f" column {error.colno}): {error.msg}") from None
+  entries = read_json(modules_file)
   if not isinstance(entries, list) or not entries:
     raise ValueError(f"{modules_file}: expected a JSON list of modules")
   modules = []
@@ -248,12 +237,8 @@ def _modules(directory):
           f"{where} ({module_type}) is not a module bert_tf reproduces "
           f"({', '.join(_MODULE_KINDS)} of sentence_transformers)")
     path = entry.get("path", "")
-    real = os.path.realpath(os.path.join(directory, path))
-    if os.path.isabs(path) or not (real + os.sep).startswith(
-        os.path.realpath(directory) + os.sep):
-      raise ValueError(f"{where}: path {path!r} is not a folder inside "
-                       f"{directory}")
-    modules.append((kind, path))
+    modules.append((kind, model_folder(directory, path, where)
+                    if path else directory))
   if modules[0][0] != "Transformer" or any(
       kind == "Transformer" for kind, _ in modules[1:]):
     raise ValueError(f"{modules_file}: the first module, and only it, must "
@@ -273,8 +258,7 @@ def _read_modules(pipeline, directory, modules):
         f"{modules_file}: modules {', '.join(['Transformer'] + kinds)}; "
         f"bert_tf reproduces Transformer, Pooling, any Dense, then an "
         f"optional Normalize")
-  for kind, path in modules[1:]:
-    module_dir = os.path.join(directory, path)
+  for kind, module_dir in modules[1:]:
     if kind == "Pooling":
       pipeline.pooling = _pooling(module_dir)
     elif kind == "Dense":
@@ -339,7 +323,8 @@ class PipelineReader:
 
   def __init__(self, reader, pipeline, hidden_size):
     self._reader = reader
-    self._dense = {}
+    self._dense = {}  # index: (DenseModule, its input width)
+    self._read = {}  # index: its tensors (dense_tensors), once read
     width = hidden_size * len(pipeline.pooling)
     for index, module in enumerate(pipeline.dense):
       if module.in_features != width:
@@ -372,7 +357,9 @@ class PipelineReader:
     for index, (module, width) in self._dense.items():
       for variable in ("kernel", "bias"):
         if name == dense_module_name(index, variable):
-          return dense_tensors(module, width)[variable]
+          if index not in self._read:  # each module's file read once
+            self._read[index] = dense_tensors(module, width)
+          return self._read[index][variable]
     return self._reader.get_tensor(name)
 
 
@@ -451,12 +438,11 @@ def folder_files(pipeline, hidden_size, dense_weights):
         "pooling_mode": (pipeline.pooling[0] if len(pipeline.pooling) == 1
                          else list(pipeline.pooling)),
         "include_prompt": True}, indent=4)
-    width = hidden_size * len(pipeline.pooling)
     for module, weights in zip(pipeline.dense, dense_weights):
       path = f"{len(modules)}_Dense"
       modules.append(("Dense", path))
       files[f"{path}/config.json"] = _json_bytes({
-          "in_features": width, "out_features": module.units,
+          "in_features": module.in_features, "out_features": module.units,
           "bias": module.use_bias,
           "activation_function": TORCH_ACTIVATIONS[module.activation],
           **_SENTENCE_EMBEDDING_IO}, indent=4)
@@ -465,7 +451,6 @@ def folder_files(pipeline, hidden_size, dense_weights):
       if module.use_bias:
         stored["linear.bias"] = np.asarray(weights["bias"], np.float32)
       files[f"{path}/{DENSE_WEIGHTS_FILE}"] = save(stored)
-      width = module.units
     if pipeline.normalize:
       path = f"{len(modules)}_Normalize"
       modules.append(("Normalize", path))

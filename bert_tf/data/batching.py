@@ -131,10 +131,10 @@ def length_bucketed_batches(features, batch_size, chunk_batches=None,
   chunk_batches batches (None: all of them), and each batch is cut to
   bucket_length of its longest feature (round_up: a few lengths, for XLA
   to compile each), or to that feature's length itself: every array shaped
-  like input_ids loses the positions past it. Padding changes no real position's output
-  (it is masked out of attention), so the outputs are those at full length,
-  in fewer steps. Batches come out of input order; FEATURE_INDEX puts them
-  back (Predictor).
+  like input_ids loses the positions past it. Padding changes no real
+  position's output (it is masked out of attention), so the outputs are
+  those at full length, in fewer steps. Batches come out of input order;
+  FEATURE_INDEX puts them back (Predictor).
   """
   count = len(features["is_real_example"])
   max_length = features["input_ids"].shape[-1]

@@ -16,12 +16,40 @@ from bert_tf.files import file_io
 
 
 def _root(directory):
-  """The folder a directory's files must resolve into."""
+  """The folder a directory's files must resolve into: the directory, or
+  the model's cache folder where it is a cache snapshot or a folder inside
+  one (a sentence-transformers module's, snapshots/<revision>/1_Pooling)."""
   real = os.path.realpath(directory)
-  parent = os.path.dirname(real)
-  if os.path.basename(parent) == "snapshots":
-    return os.path.dirname(parent)
+  path = real
+  while os.path.dirname(path) != path:
+    parent = os.path.dirname(path)
+    if os.path.basename(parent) == "snapshots":
+      return os.path.dirname(parent)
+    path = parent
   return real
+
+
+def _where(directory, name, listed_in):
+  return f"{listed_in}: {name!r}" if listed_in else \
+      os.path.join(directory, name)
+
+
+def _check_name(directory, name, where, what="file"):
+  """Raises ValueError for a name that is absolute or leads out of the
+  directory."""
+  if os.path.isabs(name) or os.path.normpath(name).split(os.sep)[0] == "..":
+    raise ValueError(f"{where} is not a {what} inside {directory}; a model "
+                     f"directory's files are read from it alone")
+
+
+def _check_resolves_inside(directory, name, where):
+  """Raises ValueError where the path resolves (through any symlink)
+  outside the directory's _root."""
+  path = os.path.join(directory, name)
+  if not os.path.realpath(path).startswith(_root(directory) + os.sep):
+    raise ValueError(f"{where} resolves to {os.path.realpath(path)}, "
+                     f"outside {directory}; a model directory's files are "
+                     f"read from it alone")
 
 
 def model_file(directory, name, listed_in=None):
@@ -39,11 +67,8 @@ def model_file(directory, name, listed_in=None):
       that is absolute or leads out of the directory, a file that resolves
       outside it through a symlink, or one that is not a regular file.
   """
-  where = f"{listed_in}: {name!r}" if listed_in else \
-      os.path.join(directory, name)
-  if os.path.isabs(name) or os.path.normpath(name).split(os.sep)[0] == "..":
-    raise ValueError(f"{where} is not a file inside {directory}; a model "
-                     f"directory's files are read from it alone")
+  where = _where(directory, name, listed_in)
+  _check_name(directory, name, where)
   path = os.path.join(directory, name)
   if file_io.is_url(path):
     return path if file_io.exists(path) else None
@@ -55,12 +80,19 @@ def model_file(directory, name, listed_in=None):
     return None
   if kind is not None:
     raise ValueError(f"{where} is {kind}, not a regular file")
-  root = _root(directory)
-  if not os.path.realpath(path).startswith(root + os.sep):
-    raise ValueError(f"{where} resolves to {os.path.realpath(path)}, "
-                     f"outside {directory}; a model directory's files are "
-                     f"read from it alone")
+  _check_resolves_inside(directory, name, where)
   return path
+
+
+def model_folder(directory, name, listed_in):
+  """The path of folder `name` of a model directory (a module's, as
+  `listed_in` names it), checked as model_file checks a file's name: one
+  that is absolute, leads out of the directory or resolves outside it is
+  refused in one line. Its files are read with model_file."""
+  where = _where(directory, name, listed_in)
+  _check_name(directory, name, where, "folder")
+  _check_resolves_inside(directory, name, where)
+  return os.path.join(directory, name)
 
 
 def required_model_file(directory, name, why):

@@ -117,14 +117,19 @@ class BertEmbedder(TextModel):
     return names
 
   @property
+  def pooled_width(self):
+    """The length of the pooled vector, the first Dense layer's input."""
+    return self.config.hidden_size * len(self.pooling)
+
+  @property
   def dimension(self):
     """The length of an embedding."""
     if self.dense:
       return self.dense[-1]["units"]
-    return self.config.hidden_size * len(self.pooling)
+    return self.pooled_width
 
   def build(self, input_shape=None):
-    width = self.config.hidden_size * len(self.pooling)
+    width = self.pooled_width
     for layer in self.dense_layers:
       layer.build((None, width))
       width = layer.units
@@ -133,7 +138,7 @@ class BertEmbedder(TextModel):
   def sentence_transformers_pipeline(self):
     """The sentence-transformers modules and settings it is, for
     save_pretrained(format="sentence-transformers")."""
-    width = self.config.hidden_size * len(self.pooling)
+    width = self.pooled_width
     dense = []
     for spec in self.dense:
       dense.append(sentence_transformers.DenseModule(

@@ -4,6 +4,7 @@ bert_tf does not reproduce is refused in one line naming file and field."""
 
 import os
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ import bert_tf
 from bert_tf.checkpoints import sentence_transformers
 from tests.support.sentence_transformers_folders import (
     CROSS_ENCODERS, EMBEDDERS, assert_as_sentence_transformers, copied,
-    edit_json, expected, opener)
+    edit_json, expected, folder, opener)
 
 TANH_DENSE = {"units": 16, "activation": "tanh", "use_bias": True}
 IDENTITY_DENSE = {"units": 24, "activation": "linear", "use_bias": False}
@@ -206,6 +207,11 @@ def _pickle_dense(directory):
             os.path.join(dense, "pytorch_model.bin"))
 
 
+def _nested_too_deeply(directory):
+  with open(os.path.join(directory, "modules.json"), "w") as writer:
+    writer.write("[" * 100000)
+
+
 def _not_json(directory):
   with open(os.path.join(directory, "modules.json"), "w") as writer:
     writer.write('[{"idx": 0,')
@@ -256,9 +262,11 @@ REFUSALS = {
                        r"prompts \(document, query\)"),
     "not JSON": ("today_mean", _not_json, "modules.json",
                  r"not valid JSON \(line 1"),
+    "nested too deeply": ("today_mean", _nested_too_deeply, "modules.json",
+                          "JSON nested too deeply to read"),
     "outside": ("today_mean", _modules(lambda modules: modules[1].update(
         path="../x")), "modules.json",
-                "module 1: path '../x' is not a folder inside"),
+                "module 1: '../x' is not a folder inside"),
     "SparseEncoder": ("today_mean", _set(
         "config_sentence_transformers.json", model_type="SparseEncoder"),
                       "config_sentence_transformers.json",
@@ -303,3 +311,26 @@ def test_what_bert_tf_does_not_reproduce_is_refused_in_one_line(tmp_path,
   assert "\n" not in line
   assert re.match(re.escape(os.path.join(directory, relative)) + ": " +
                   message, line), line
+
+
+def test_a_folder_in_the_hugging_face_cache_loads_through_its_links(
+    tmp_path):
+  """transformers' cache links every file of snapshots/<revision>/, its
+  module folders' too, to the model's blobs/: an embedder with Pooling and
+  Dense folders opens from there as from the folder."""
+  cache = tmp_path / "models--org--embedder"
+  snapshot = cache / "snapshots" / "rev1"
+  (cache / "blobs").mkdir(parents=True)
+  source = folder("classic_cls_dense")
+  for index, relative in enumerate(sorted(
+      os.path.relpath(os.path.join(root, name), source)
+      for root, _, names in os.walk(source) for name in names)):
+    shutil.copy(os.path.join(source, relative), cache / "blobs" / str(index))
+    link = snapshot / relative
+    link.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(os.path.relpath(cache / "blobs" / str(index), link.parent),
+               link)
+  embedder = bert_tf.load_pretrained(str(snapshot)).model
+  assert_as_sentence_transformers(
+      embedder.encode(expected("classic_cls_dense")["texts"]),
+      expected("classic_cls_dense")["embeddings"])

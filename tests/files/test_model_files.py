@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from bert_tf.files.model_files import model_file, required_model_file
+from bert_tf.files.model_files import (model_file, model_folder,
+                                      required_model_file)
 
 
 @pytest.fixture(name="folder")
@@ -77,3 +78,29 @@ def test_what_is_not_a_regular_file_is_refused_without_opening_it(folder):
                      ("loop.json", "a symlink loop")):
     with pytest.raises(ValueError, match=f"{folder}/{name} is {kind}"):
       model_file(str(folder), name)
+
+
+def test_a_folder_inside_a_cache_snapshot_reads_its_blobs(tmp_path):
+  """A sentence-transformers module's folder in transformers' cache:
+  snapshots/<revision>/1_Pooling/config.json -> ../../../blobs/<hash>."""
+  cache = tmp_path / "models--org--embedder"
+  (cache / "blobs").mkdir(parents=True)
+  (cache / "blobs" / "0a1b").write_text("{}")
+  module = cache / "snapshots" / "rev1" / "1_Pooling"
+  module.mkdir(parents=True)
+  os.symlink("../../../blobs/0a1b", module / "config.json")
+  snapshot = str(cache / "snapshots" / "rev1")
+  folder = model_folder(snapshot, "1_Pooling", "modules.json: module 1")
+  assert model_file(folder, "config.json") == f"{module}/config.json"
+
+
+def test_a_module_folder_leading_out_is_refused(folder):
+  (folder.parent / "elsewhere").mkdir()
+  os.symlink("../elsewhere", folder / "linked")
+  for name, message in (
+      ("../elsewhere", "'../elsewhere' is not a folder inside"),
+      ("/tmp", "'/tmp' is not a folder inside"),
+      ("linked", f"'linked' resolves to {folder.parent}/elsewhere, outside")):
+    with pytest.raises(ValueError, match=f"^modules.json: module 1: "
+                                         f"{message}"):
+      model_folder(str(folder), name, "modules.json: module 1")
