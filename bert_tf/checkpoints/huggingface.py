@@ -22,6 +22,7 @@ import ml_dtypes
 import numpy as np
 
 from bert_tf.checkpoints import sentence_transformers, tokenizer_json
+from bert_tf.checkpoints.safetensors_files import read_tensor, tensor_headers
 from bert_tf.checkpoints.names import (check_layer_count, encoder_names,
                                       expected_shape, labels_fields,
                                       labels_of_fields)
@@ -280,7 +281,7 @@ class HuggingFaceFolder:
     weights_file = model_file(self.folder, WEIGHTS_FILE)
     if weights_file is not None:
       return {name: weights_file
-              for name in _tensor_headers(weights_file)}, weights_file
+              for name in tensor_headers(weights_file)}, weights_file
     pickles = [name for name in _PICKLE_FILES
                if file_io.exists(os.path.join(self.folder, name))]
     if pickles:
@@ -301,7 +302,7 @@ class HuggingFaceFolder:
       names_by_file.setdefault(path, []).append(name)
     headers = {}
     for path, names in names_by_file.items():
-      held = _tensor_headers(path)
+      held = tensor_headers(path)
       for name in names:
         if name not in held:
           raise ValueError(f"{path}: no tensor {name}, which "
@@ -391,14 +392,7 @@ class HuggingFaceFolder:
 
   def _read(self, name):
     """A stored tensor in its _dtype, by its canonical name."""
-    from safetensors import safe_open  # pylint: disable=g-import-not-at-top
-    path = self._file_of(name)
-    try:
-      with safe_open(path, framework="numpy") as weights:
-        value = weights.get_tensor(self._stored[name])
-    except Exception as error:  # safetensors raises its own SafetensorError
-      raise ValueError(f"{path}: cannot read tensor {name} ({error})") \
-          from None
+    value = read_tensor(self._file_of(name), self._stored[name], name)
     return value.astype(self._dtype(name), copy=False)
 
   def get_variable_to_shape_map(self):
@@ -444,19 +438,6 @@ def _shard_files(folder, index_file):
         raise FileNotFoundError(f"{index_file}: weight_map[{name!r}] names "
                                 f"{entry!r}, which {folder} does not have")
   return {name: shards[entry] for name, entry in weight_map.items()}
-
-
-def _tensor_headers(path):
-  """{name: (dtype, shape)} from a safetensors file's header."""
-  from safetensors import safe_open  # pylint: disable=g-import-not-at-top
-  try:
-    with safe_open(path, framework="numpy") as weights:
-      return {name: (weights.get_slice(name).get_dtype(),
-                     list(weights.get_slice(name).get_shape()))
-              for name in weights.keys()}
-  except Exception as error:  # safetensors raises its own SafetensorError
-    raise ValueError(f"{path}: not a readable safetensors file "
-                     f"({error})") from None
 
 
 def _labels(values, architecture_name, config_file):

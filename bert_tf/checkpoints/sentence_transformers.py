@@ -28,6 +28,7 @@ from typing import Optional
 import numpy as np
 
 from bert_tf.checkpoints.names import check_pooling, dense_module_name
+from bert_tf.checkpoints.safetensors_files import read_tensor, tensor_headers
 from bert_tf.config import read_json, read_json_object
 from bert_tf.files import file_io
 from bert_tf.files.model_files import model_file, model_folder
@@ -38,6 +39,8 @@ SENTENCE_BERT_CONFIG_FILE = "sentence_bert_config.json"
 MODULE_CONFIG_FILE = "config.json"
 DENSE_WEIGHTS_FILE = "model.safetensors"
 _PICKLE_WEIGHTS_FILE = "pytorch_model.bin"
+# A Dense module's tensors (torch's Linear: weight [out, in]).
+_DENSE_WEIGHT, _DENSE_BIAS = "linear.weight", "linear.bias"
 
 EMBEDDER, CROSS_ENCODER = "SentenceTransformer", "CrossEncoder"
 # The classic Pooling config's keys, in the order sentence-transformers
@@ -312,8 +315,10 @@ def _dense(module_dir):
           f"{DENSE_WEIGHTS_FILE}")
     raise FileNotFoundError(f"{os.path.join(module_dir, DENSE_WEIGHTS_FILE)}"
                             f": missing; a Dense module has its weights")
-  return DenseModule(values["in_features"], units, activation,
-                     bool(values.get("bias", True)), weights_file)
+  use_bias = bool(values.get("bias", True))
+  _check_dense_weights(weights_file, values["in_features"], units, use_bias)
+  return DenseModule(values["in_features"], units, activation, use_bias,
+                     weights_file)
 
 
 class PipelineReader:
@@ -323,71 +328,73 @@ class PipelineReader:
 
   def __init__(self, reader, pipeline, hidden_size):
     self._reader = reader
-    self._dense = {}  # index: (DenseModule, its input width)
+    self._dense = pipeline.dense
     self._read = {}  # index: its tensors (dense_tensors), once read
     width = hidden_size * len(pipeline.pooling)
-    for index, module in enumerate(pipeline.dense):
+    for module in self._dense:
       if module.in_features != width:
         config_file = os.path.join(os.path.dirname(module.weights_file),
                                    MODULE_CONFIG_FILE)
         raise ValueError(f"{config_file}: in_features {module.in_features}, "
                          f"but the modules before it give {width} values")
-      self._dense[index] = (module, width)
       width = module.units
+    # {name: (index, "kernel" or "bias")} of the Dense modules' tensors.
+    self._names = {dense_module_name(index, variable): (index, variable)
+                   for index, module in enumerate(self._dense)
+                   for variable in (("kernel", "bias") if module.use_bias
+                                    else ("kernel",))}
 
   def __getattr__(self, name):  # labels, architecture_name, ...
     return getattr(self._reader, name)
 
   def _shapes(self):
-    shapes = {}
-    for index, (module, width) in self._dense.items():
-      shapes[dense_module_name(index, "kernel")] = [width, module.units]
-      if module.use_bias:
-        shapes[dense_module_name(index, "bias")] = [module.units]
-    return shapes
+    return {name: ([self._dense[index].in_features, self._dense[index].units]
+                   if variable == "kernel" else [self._dense[index].units])
+            for name, (index, variable) in self._names.items()}
 
   def get_variable_to_shape_map(self):
     return {**self._reader.get_variable_to_shape_map(), **self._shapes()}
 
   def get_variable_to_dtype_map(self):
     return {**self._reader.get_variable_to_dtype_map(),
-            **{name: np.dtype(np.float32) for name in self._shapes()}}
+            **dict.fromkeys(self._names, np.dtype(np.float32))}
 
   def get_tensor(self, name):
-    for index, (module, width) in self._dense.items():
-      for variable in ("kernel", "bias"):
-        if name == dense_module_name(index, variable):
-          if index not in self._read:  # each module's file read once
-            self._read[index] = dense_tensors(module, width)
-          return self._read[index][variable]
-    return self._reader.get_tensor(name)
+    if name not in self._names:
+      return self._reader.get_tensor(name)
+    index, variable = self._names[name]
+    if index not in self._read:  # each module's file read once
+      self._read[index] = dense_tensors(self._dense[index])
+    return self._read[index][variable]
 
 
-def dense_tensors(module, in_features):
-  """{"kernel": [in, out], "bias": [out]} of a Dense module, as numpy
-  float32, checked against its config (bias only where it has one)."""
-  from safetensors import safe_open  # pylint: disable=g-import-not-at-top
-  try:
-    with safe_open(module.weights_file, framework="numpy") as weights:
-      stored = {name: weights.get_tensor(name) for name in weights.keys()}
-  except Exception as error:  # safetensors raises its own SafetensorError
-    raise ValueError(f"{module.weights_file}: not a readable safetensors "
-                     f"file ({error})") from None
-  expected = {"linear.weight": [module.units, in_features]}
+def dense_tensors(module):
+  """{"kernel": [in, out], "bias": [out]} of a Dense module (bias where it
+  has one), numpy float32; their shapes were checked on opening
+  (_check_dense_weights)."""
+  tensors = {"kernel": np.ascontiguousarray(read_tensor(
+      module.weights_file, _DENSE_WEIGHT).astype(np.float32).T)}
   if module.use_bias:
-    expected["linear.bias"] = [module.units]
-  for name, shape in expected.items():
-    if name not in stored:
-      raise ValueError(f"{module.weights_file}: no tensor {name}")
-    if list(stored[name].shape) != shape:
-      raise ValueError(f"{module.weights_file}: tensor {name} is shaped "
-                       f"{list(stored[name].shape)}, but its config.json "
-                       f"makes it {shape}")
-  tensors = {"kernel": np.ascontiguousarray(
-      stored["linear.weight"].astype(np.float32).T)}
-  if module.use_bias:
-    tensors["bias"] = stored["linear.bias"].astype(np.float32)
+    tensors["bias"] = read_tensor(module.weights_file,
+                                  _DENSE_BIAS).astype(np.float32)
   return tensors
+
+
+def _check_dense_weights(weights_file, in_features, units, use_bias):
+  """Raises ValueError, from the file's header alone, unless it holds the
+  weights its config.json describes: before a model of that size is
+  built."""
+  headers = tensor_headers(weights_file)
+  expected = {_DENSE_WEIGHT: [units, in_features]}
+  if use_bias:
+    expected[_DENSE_BIAS] = [units]
+  for name, shape in expected.items():
+    if name not in headers:
+      raise ValueError(f"{weights_file}: no tensor {name}")
+    if headers[name][1] != shape:
+      raise ValueError(f"{weights_file}: tensor {name} is shaped "
+                       f"{headers[name][1]}, but its config.json makes it "
+                       f"{shape}")
 
 
 def _prompts(values, where):
@@ -446,10 +453,10 @@ def folder_files(pipeline, hidden_size, dense_weights):
           "bias": module.use_bias,
           "activation_function": TORCH_ACTIVATIONS[module.activation],
           **_SENTENCE_EMBEDDING_IO}, indent=4)
-      stored = {"linear.weight": np.ascontiguousarray(
+      stored = {_DENSE_WEIGHT: np.ascontiguousarray(
           weights["kernel"].T, np.float32)}
       if module.use_bias:
-        stored["linear.bias"] = np.asarray(weights["bias"], np.float32)
+        stored[_DENSE_BIAS] = np.asarray(weights["bias"], np.float32)
       files[f"{path}/{DENSE_WEIGHTS_FILE}"] = save(stored)
     if pipeline.normalize:
       path = f"{len(modules)}_Normalize"

@@ -8,6 +8,7 @@ import shutil
 
 import numpy as np
 import pytest
+from safetensors.numpy import save_file
 
 import bert_tf
 from bert_tf.checkpoints import sentence_transformers
@@ -207,6 +208,14 @@ def _pickle_dense(directory):
             os.path.join(dense, "pytorch_model.bin"))
 
 
+def _dense_of_64_inputs(directory):
+  """A Dense module whose config and weights agree on 64 inputs, where the
+  pooling gives 32."""
+  _set("2_Dense/config.json", in_features=64)(directory)
+  save_file({"linear.weight": np.zeros((24, 64), np.float32)},
+            os.path.join(directory, "2_Dense", "model.safetensors"))
+
+
 def _nested_too_deeply(directory):
   with open(os.path.join(directory, "modules.json"), "w") as writer:
     writer.write("[" * 100000)
@@ -272,11 +281,17 @@ REFUSALS = {
                       "config_sentence_transformers.json",
                       "model_type 'SparseEncoder' is not one bert_tf "
                       "reproduces"),
-    "in_features": ("today_mean_sqrt_len", _set("2_Dense/config.json",
-                                                in_features=64),
+    "in_features": ("today_mean_sqrt_len", _dense_of_64_inputs,
                     "2_Dense/config.json",
                     "in_features 64, but the modules before it give 32 "
                     "values"),
+    # Checked from the file's header, before a Dense layer that size is
+    # built.
+    "out_features": ("classic_cls_dense", _set("2_Dense/config.json",
+                                               out_features=100000),
+                     "2_Dense/model.safetensors",
+                     r"tensor linear.weight is shaped \[16, 32\], but its "
+                     r"config.json makes it \[100000, 32\]"),
     "cross-encoder activation": (
         "cross_encoder", _set("config_sentence_transformers.json",
                               activation_fn=SOFTPLUS),
