@@ -46,7 +46,7 @@ from bert_tf.tasks.squad.serving import _best_spans, squad_serving
 from bert_tf.tasks.squad.windows import doc_stride_windows
 from bert_tf.text import InGraphTokenizer
 from bert_tf.text.offsets import tokenize_with_offsets
-from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN
+from bert_tf.wordpiece.rules import CLS_TOKEN, SEP_TOKEN
 from create_pretraining_data import OFFICIAL_UNCASED
 from tests.support.helpers import tiny_config
 from tests.support.squad_fixtures import DEMO_VOCAB

@@ -33,26 +33,33 @@ _EXPORTS = {
     "checkpoint_variables": "bert_tf.checkpoints.tf_checkpoints",
     "load_checkpoint": "bert_tf.checkpoints.tf_checkpoints",
     "save_checkpoint": "bert_tf.checkpoints.tf_checkpoints",
-    "MultipleNegativesRankingLoss": "bert_tf.losses",
-    "masked_lm_loss": "bert_tf.losses",
-    "next_sentence_loss": "bert_tf.losses",
-    "pretraining_loss": "bert_tf.losses",
-    "PretrainedModel": "bert_tf.pretrained",
-    "load_pretrained": "bert_tf.pretrained",
+    "MultipleNegativesRankingLoss": "bert_tf.training.losses",
+    "masked_lm_loss": "bert_tf.training.losses",
+    "next_sentence_loss": "bert_tf.training.losses",
+    "pretraining_loss": "bert_tf.training.losses",
+    "PretrainedModel": "bert_tf.models.pretrained",
+    "load_pretrained": "bert_tf.models.pretrained",
 }
-_SUBMODULES = ("checkpoints", "config", "conversion", "data", "features",
-               "files", "huggingface", "layers", "losses", "models",
-               "pretrained", "pretraining", "tasks", "text", "tokenization",
-               "training", "vocabulary")
+# Packages and modules reached as bert_tf.<name>: name -> module.
+_SUBMODULES = {name: f"bert_tf.{name}" for name in (
+    "checkpoints", "config", "data", "features", "files", "layers", "models",
+    "pretraining", "tasks", "text", "tokenization", "training", "wordpiece")}
+_SUBMODULES.update({
+    "conversion": "bert_tf.checkpoints.conversion",
+    "huggingface": "bert_tf.checkpoints.huggingface",
+    "losses": "bert_tf.training.losses",
+    "pretrained": "bert_tf.models.pretrained",
+    "vocabulary": "bert_tf.wordpiece.vocabulary",
+})
 
-__all__ = sorted(_EXPORTS) + list(_SUBMODULES)
+__all__ = sorted(_EXPORTS) + sorted(_SUBMODULES)
 
 
 def __getattr__(name):
   if name in _EXPORTS:
     return getattr(importlib.import_module(_EXPORTS[name]), name)
   if name in _SUBMODULES:
-    return importlib.import_module(f"bert_tf.{name}")
+    return importlib.import_module(_SUBMODULES[name])
   raise AttributeError(f"module 'bert_tf' has no attribute {name!r}")
 
 

@@ -9,7 +9,7 @@ Released files carry more than the model reads (the multilingual and Chinese
 ones have directionality and pooler_*, which the original code stores and never
 uses): such fields are kept and written back, and a file read and written
 unchanged keeps its bytes. A Hugging Face config.json (it names a model_type)
-is read too, mapped field by field (see from_huggingface_dict).
+is checkpoints.huggingface_config's to read.
 """
 
 import copy
@@ -18,7 +18,7 @@ import json
 import logging
 import numbers
 
-from bert_tf.files import file_io
+from bert_tf.files import file_io, json_files
 
 logger = logging.getLogger(__name__)
 
@@ -44,20 +44,8 @@ _FIXED_FIELDS = {
     "inner_group_num": 1,
 }
 
-# Hugging Face's hidden_act names -> bert_tf's. Its "gelu" is the exact erf
-# GELU; the original's "gelu" (tanh) is its gelu_new / gelu_pytorch_tanh /
-# gelu_fast / gelu_accurate (the same formula).
-HUGGINGFACE_ACTIVATIONS = {
-    "gelu": "gelu_exact", "gelu_python": "gelu_exact",
-    "gelu_new": "gelu", "gelu_pytorch_tanh": "gelu", "gelu_fast": "gelu",
-    "gelu_accurate": "gelu", "relu": "relu", "tanh": "tanh",
-    "linear": "linear",
-}
-# The activations bert_tf computes (layers.activations) -> the name Hugging
-# Face configs write for each.
-TO_HUGGINGFACE_ACTIVATIONS = {"gelu": "gelu_new", "gelu_exact": "gelu",
-                              "relu": "relu", "tanh": "tanh",
-                              "linear": "linear"}
+# The activations hidden_act may name (layers.activations computes each).
+HIDDEN_ACTS = ("gelu", "gelu_exact", "relu", "tanh", "linear")
 # The extra field that keeps a config.json's hidden_act where it named
 # another of the names of the same activation (gelu_pytorch_tanh: "gelu" in
 # bert_config.json), so that the config.json written back names it again.
@@ -124,10 +112,10 @@ class BertConfig:
                        f"{type(values).__name__}")
     if "vocab_size" not in values:
       raise ValueError(f"{source}: missing required field 'vocab_size'")
-    fields = _model_fields()
+    fields = model_fields()
     extra = {name: value for name, value in values.items()
              if name not in fields}
-    _check_fixed_fields(source, extra)
+    check_fixed_fields(source, extra)
     unknown = sorted(set(extra) - set(INERT_FIELDS) - set(_FIXED_FIELDS)
                      - {HUGGINGFACE_HIDDEN_ACT})
     if unknown:
@@ -141,59 +129,14 @@ class BertConfig:
     return config
 
   @classmethod
-  def from_huggingface_dict(cls, values, source="config.json"):
-    """Builds a config from a Hugging Face BERT config.json's dict.
-
-    Its hidden_act is mapped (HUGGINGFACE_ACTIVATIONS); its own fields
-    (architectures, id2label, pad_token_id, ...) are left to it.
-
-    Raises:
-      ValueError: another model_type, or a value bert_tf cannot build,
-        naming the field and the value.
-    """
-    if values.get("model_type") != "bert":
-      raise ValueError(f"{source}: model_type {values.get('model_type')!r} "
-                       f"is not a BERT; bert_tf reads model_type 'bert'")
-    _check_fixed_fields(source, values)
-    activation = values.get("hidden_act", "gelu")
-    if not isinstance(activation, str) or \
-        activation not in HUGGINGFACE_ACTIVATIONS:
-      raise ValueError(
-          f"{source}: hidden_act {activation!r} has no bert_tf equivalent; "
-          f"expected one of {sorted(HUGGINGFACE_ACTIVATIONS)}")
-    fields = {name: values[name] for name in _model_fields() if name in values}
-    fields["hidden_act"] = HUGGINGFACE_ACTIVATIONS[activation]
-    if activation != TO_HUGGINGFACE_ACTIVATIONS[fields["hidden_act"]]:
-      fields[HUGGINGFACE_HIDDEN_ACT] = activation
-    # Hugging Face's default, where an old config.json leaves it out.
-    fields.setdefault("type_vocab_size", 2)
-    return cls.from_dict(fields, source)
-
-  def to_huggingface_dict(self):
-    """The BERT fields of a Hugging Face config.json for this config."""
-    values = {name: value for name, value in self.to_dict().items()
-              if name in _model_fields()}
-    values["hidden_act"] = self._huggingface_hidden_act()
-    values["layer_norm_eps"] = self.layer_norm_eps
-    values["model_type"] = "bert"
-    return values
-
-  def _huggingface_hidden_act(self):
-    """The config.json name of hidden_act: the one it was read by
-    (HUGGINGFACE_HIDDEN_ACT), where that still names it."""
-    named = self.extra_fields.get(HUGGINGFACE_HIDDEN_ACT)
-    if isinstance(named, str) and \
-        HUGGINGFACE_ACTIVATIONS.get(named) == self.hidden_act:
-      return named
-    return TO_HUGGINGFACE_ACTIVATIONS[self.hidden_act]
-
-  @classmethod
   def from_json_file(cls, json_file):
     """Reads a bert_config.json (local path or any tf.io.gfile URL)."""
     text = file_io.utf8_text(json_file)
-    values = parse_json_object(text, json_file)
+    values = json_files.parse_json_object(text, json_file)
     if "model_type" in values:
-      return cls.from_huggingface_dict(values, source=str(json_file))
+      raise ValueError(
+          f"{json_file}: a Hugging Face config.json (it names a model_type); "
+          f"read it with bert_tf.checkpoints.huggingface_config.read_config")
     config = cls.from_dict(values, source=str(json_file))
     config._json_file_text = (text, values)
     return config
@@ -201,7 +144,7 @@ class BertConfig:
   def to_dict(self):
     """The bert_config.json fields: the model's (layer_norm_eps only where
     it is not the original's), then the extra fields."""
-    values = {name: getattr(self, name) for name in _model_fields()}
+    values = {name: getattr(self, name) for name in model_fields()}
     if values["layer_norm_eps"] == LAYER_NORM_EPSILON:
       del values["layer_norm_eps"]
     values.update(self.extra_fields)
@@ -229,7 +172,7 @@ class BertConfig:
       writer.write(self.to_json_string())
 
   def _validate(self, source):
-    for field in _model_fields().values():
+    for field in model_fields().values():
       value = getattr(self, field.name)
       _check_type(source, field.name, value, field.type)
       if field.type in (int, float) and value < 0:
@@ -252,49 +195,18 @@ class BertConfig:
     if not 0 < self.layer_norm_eps < 1:
       raise ValueError(f"{source}: field 'layer_norm_eps' must be in (0, 1), "
                        f"got {self.layer_norm_eps}")
-    if self.hidden_act not in TO_HUGGINGFACE_ACTIVATIONS:
+    if self.hidden_act not in HIDDEN_ACTS:
       raise ValueError(f"{source}: unknown hidden_act {self.hidden_act!r}; "
-                       f"expected one of {sorted(TO_HUGGINGFACE_ACTIVATIONS)}")
+                       f"expected one of {sorted(HIDDEN_ACTS)}")
 
 
-def read_json_object(json_file):
-  """The JSON object a file holds (see parse_json_object)."""
-  return parse_json_object(file_io.utf8_text(json_file), json_file)
-
-
-def read_json(json_file):
-  """The JSON value a file holds (an object, a list, ...; see
-  parse_json)."""
-  return parse_json(file_io.utf8_text(json_file), json_file)
-
-
-def parse_json(text, json_file):
-  """A JSON value from a file's text; bad JSON names the file and line."""
-  try:
-    return json.loads(text)
-  except json.JSONDecodeError as error:
-    raise ValueError(f"{json_file}: not valid JSON (line {error.lineno}, "
-                     f"column {error.colno}): {error.msg}") from None
-  except RecursionError:
-    raise ValueError(f"{json_file}: JSON nested too deeply to read") from None
-
-
-def parse_json_object(text, json_file):
-  """A JSON object from a file's text (see parse_json)."""
-  values = parse_json(text, json_file)
-  if not isinstance(values, dict):
-    raise ValueError(f"{json_file}: expected a JSON object, got "
-                     f"{type(values).__name__}")
-  return values
-
-
-def _model_fields():
+def model_fields():
   """{name: field} of the fields that shape the model (not extra_fields)."""
   return {field.name: field for field in dataclasses.fields(BertConfig)
           if field.name != "extra_fields"}
 
 
-def _check_fixed_fields(source, values):
+def check_fixed_fields(source, values):
   for name, built in _FIXED_FIELDS.items():
     if name in values and values[name] != built:
       raise ValueError(

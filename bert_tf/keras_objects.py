@@ -12,7 +12,7 @@ bert_tf/__init__.py).
 import bert_tf.layers
 import bert_tf.layers.dropout
 import bert_tf.layers.layer_combination
-import bert_tf.losses
+import bert_tf.training.losses
 import bert_tf.models
 import bert_tf.text.preprocessor
 import bert_tf.training.optimization

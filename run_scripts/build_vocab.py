@@ -16,9 +16,10 @@ import time
 from absl import flags, logging
 
 import program
-from bert_tf import option_checks, vocabulary
 from bert_tf.files import file_io, output_paths
 from bert_tf.pretraining import documents
+from bert_tf.training import option_checks
+from bert_tf.wordpiece import vocabulary
 
 flags.DEFINE_list("input_file", None,
                   "Comma-separated text files or globs, read in sorted order.")

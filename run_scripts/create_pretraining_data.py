@@ -27,11 +27,12 @@ from absl import flags, logging
 
 import program
 import tokenizer_flags
-from bert_tf import option_checks, tokenization
+from bert_tf import tokenization
 from bert_tf.files import file_io, output_paths
 from bert_tf.pretraining import documents, pipeline as pretraining_data
 from bert_tf.pretraining.instances import InstanceOptions
-from bert_tf.tokenization_rules import (MASK_TOKEN, REQUIRED_TOKENS,
+from bert_tf.training import option_checks
+from bert_tf.wordpiece.rules import (MASK_TOKEN, REQUIRED_TOKENS,
                                         check_special_tokens)
 
 flags.DEFINE_string("input_file", None,

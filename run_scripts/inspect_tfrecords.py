@@ -15,11 +15,12 @@ them, the lengths the file was written with are reported.
 from absl import flags
 
 import program
-from bert_tf import tokenization, vocabulary
+from bert_tf import tokenization
 from bert_tf.checkpoints import conversion
 from bert_tf.data import tfrecords
 from bert_tf.files import file_io
 from bert_tf.pretraining import features as pretraining_features
+from bert_tf.wordpiece import vocabulary
 
 flags.DEFINE_string("input_file", None,
                     "TFRecord file(s): comma-separated globs.")

@@ -25,11 +25,11 @@ from absl import flags
 
 import program  # first: quiets TensorFlow's start-up
 import fine_tuning_flags
-from bert_tf import option_checks
 from bert_tf.tasks.squad import features as squad_features
 from bert_tf.tasks.squad.answers import AnswerOptions
 from bert_tf.tasks.squad.serving import MAX_SERVING_CONTEXT_LENGTH
 from bert_tf.tasks.squad.task import SquadTask
+from bert_tf.training import option_checks
 
 flags.DEFINE_string("train_file", None,
                     "SQuAD json for training. E.g., train-v1.1.json")

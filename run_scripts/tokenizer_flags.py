@@ -3,9 +3,9 @@ create_pretraining_data and the fine-tuning scripts. No TensorFlow here."""
 
 from absl import flags, logging
 
-from bert_tf import vocabulary
 from bert_tf.checkpoints import conversion
 from bert_tf.files import file_io
+from bert_tf.wordpiece import vocabulary
 
 flags.DEFINE_string(
     "vocab_file", None,

@@ -8,7 +8,7 @@ its own flags, imports this module, and builds its options dataclass with
 from absl import flags
 
 import model_flags
-from bert_tf import option_checks
+from bert_tf.training import option_checks
 from bert_tf.training.optimization import OPTIMIZERS
 from bert_tf.training.trainer import TrainingOptions
 

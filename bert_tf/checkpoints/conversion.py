@@ -17,15 +17,14 @@ import shutil
 import ml_dtypes
 import numpy as np
 
-from bert_tf import tokenization_rules, vocabulary
-from bert_tf.checkpoints import huggingface, sentence_transformers, \
-    tokenizer_json
-from bert_tf.checkpoints.names import (NER_LABELS, ORIGINAL_CONFIG_FILE,
+from bert_tf.checkpoints import huggingface, sentence_transformers
+from bert_tf.checkpoints.names import (ORIGINAL_CONFIG_FILE,
                                       check_encoder_fits, expected_shape,
                                       labels_fields, labels_of_fields)
 from bert_tf.config import BertConfig
 from bert_tf.files import file_io, output_paths
 from bert_tf.files.model_files import model_file, required_model_file
+from bert_tf.wordpiece import rules, tokenizer_json, vocabulary
 
 logger = logging.getLogger(__name__)
 
@@ -191,7 +190,7 @@ def _vocab_file(directory, tokenizer, needs_vocab):
 def _check_same_tokens(vocab_file, tokenizer):
   """Raises ValueError, naming both files, where vocab_file's {token: id}
   is not the tokenizer.json's."""
-  tokens = list(tokenization_rules.load_vocab(vocab_file).items())
+  tokens = list(rules.load_vocab(vocab_file).items())
   others = list(tokenizer.settings.vocab.items())
   if tokens != others:
     index = next((index for index, (token, other) in
@@ -204,13 +203,10 @@ def _check_same_tokens(vocab_file, tokenizer):
 
 
 def _unnamed_labels(architecture_name, shapes):
-  """The labels of a head whose directory names none: run_ner's for a
-  tagger of its 9 rows (a run that stored no labels), else transformers'
-  LABEL_i."""
+  """The labels of a head whose directory names none: transformers'
+  LABEL_i, a row each."""
   if architecture_name == "BertForTokenClassification":
     rows = shapes.get("cls/ner/output_weights", [0])[0]
-    if rows == len(NER_LABELS):
-      return list(NER_LABELS)
   else:
     rows = shapes.get("output_weights", [2])[0]
   return huggingface.default_labels(architecture_name, rows)
@@ -350,7 +346,7 @@ def _copy_tokenizer_files(files, directory, output_format):
   if not tokenizer_json.is_tokenizer_json(vocab_file):
     shutil.copyfile(vocab_file, os.path.join(directory, VOCAB_FILE))
   elif output_format == ORIGINAL:
-    vocabulary.write_vocab(tokenization_rules.load_vocab(vocab_file),
+    vocabulary.write_vocab(rules.load_vocab(vocab_file),
                            os.path.join(directory, VOCAB_FILE))
   if output_format == ORIGINAL or input_dir is None:
     return

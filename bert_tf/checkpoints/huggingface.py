@@ -21,12 +21,15 @@ import re
 import ml_dtypes
 import numpy as np
 
-from bert_tf.checkpoints import sentence_transformers, tokenizer_json
-from bert_tf.checkpoints.safetensors_files import read_tensor, tensor_headers
+from bert_tf.checkpoints import sentence_transformers
+from bert_tf.checkpoints.huggingface_config import (from_huggingface_dict,
+                                                    to_huggingface_dict)
 from bert_tf.checkpoints.names import (check_layer_count, encoder_names,
                                       expected_shape, labels_fields,
                                       labels_of_fields)
-from bert_tf.config import BertConfig, read_json_object
+from bert_tf.checkpoints.safetensors_files import read_tensor, tensor_headers
+from bert_tf.wordpiece import tokenizer_json
+from bert_tf.files.json_files import read_json_object
 from bert_tf.files import file_io
 from bert_tf.files.model_files import model_file, required_model_file
 
@@ -239,7 +242,7 @@ class HuggingFaceFolder:
     config_file = required_model_file(
         folder, CONFIG_FILE, "a Hugging Face model folder has one")
     values = read_json_object(config_file)
-    self.config = BertConfig.from_huggingface_dict(values, config_file)
+    self.config = from_huggingface_dict(values, config_file)
     self._files, self._weights_file = self._weight_files()
     self._headers = self._read_headers()
     self._stored = self._stored_names()
@@ -480,7 +483,7 @@ def huggingface_config(config, architecture_name, labels,
                        problem_type=None):
   """config.json's object for `config` as `architecture_name`."""
   values = {"architectures": [architecture_name]}
-  values.update(config.to_huggingface_dict())
+  values.update(to_huggingface_dict(config))
   values["pad_token_id"] = 0
   if architecture_name in LABELLED_ARCHITECTURES:
     values.update(labels_fields(labels, problem_type))

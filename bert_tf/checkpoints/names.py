@@ -6,18 +6,13 @@ kernel") to the attribute path of its Keras variable, since Keras 3 forbids
 "/" in layer names. Every weight keeps the original shape, which a config
 gives (expected_shape), so a checkpoint is checked against a config before
 any model is built (check_encoder_fits). Also a head's labels as a
-bert_config.json keeps them (labels_fields), and run_ner's labels.
+bert_config.json keeps them (labels_fields).
 """
 
 import re
 
 # The original format's config, beside its checkpoint.
 ORIGINAL_CONFIG_FILE = "bert_config.json"
-# run_ner's head (cls/ner/) has a row per CoNLL-2003 tag, in this order: O,
-# then B- and I- of each entity type (IOB2).
-NER_ENTITY_TYPES = ("PER", "LOC", "ORG", "MISC")
-NER_LABELS = ("O",) + tuple(f"{prefix}-{entity}" for entity in NER_ENTITY_TYPES
-                            for prefix in ("B", "I"))
 
 
 def dense_module_name(index, variable):

@@ -11,10 +11,10 @@ import tempfile
 import keras
 import numpy as np
 
-from bert_tf import vocabulary
 from bert_tf.checkpoints import (conversion, huggingface,
                                  sentence_transformers, tf_checkpoints)
-from bert_tf.checkpoints.tokenizer_json import (TOKENIZER_FILE,
+from bert_tf.wordpiece import vocabulary
+from bert_tf.wordpiece.tokenizer_json import (TOKENIZER_FILE,
                                                 is_tokenizer_json)
 
 SENTENCE_TRANSFORMERS = "sentence-transformers"

@@ -29,7 +29,7 @@ import numpy as np
 
 from bert_tf.checkpoints.names import check_pooling, dense_module_name
 from bert_tf.checkpoints.safetensors_files import read_tensor, tensor_headers
-from bert_tf.config import read_json, read_json_object
+from bert_tf.files.json_files import read_json, read_json_object
 from bert_tf.files import file_io
 from bert_tf.files.model_files import model_file, model_folder
 

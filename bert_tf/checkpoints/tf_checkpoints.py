@@ -19,7 +19,7 @@ from bert_tf.checkpoints import huggingface, sentence_transformers
 from bert_tf.checkpoints.names import (ORIGINAL_CONFIG_FILE,
                                        check_encoder_fits, encoder_names,
                                        labels_of_fields)
-from bert_tf.config import read_json_object
+from bert_tf.files.json_files import read_json_object
 from bert_tf.files import file_io
 from bert_tf.files.model_files import model_file
 

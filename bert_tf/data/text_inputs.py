@@ -14,7 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.text.packing import pack_inputs
-from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN
+from bert_tf.wordpiece.rules import CLS_TOKEN, SEP_TOKEN
 
 _PACK_BATCH = 4096
 

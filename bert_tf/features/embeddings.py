@@ -19,14 +19,14 @@ from typing import Optional
 
 import tensorflow as tf
 
-from bert_tf import option_checks
 from bert_tf.checkpoints import conversion, huggingface, sentence_transformers
 from bert_tf.checkpoints.tf_checkpoints import load_checkpoint
 from bert_tf.features.output_files import (JSONL, write_embeddings_jsonl,
                                            write_embeddings_npz)
+from bert_tf.training import option_checks
 from bert_tf.features.serving import batch_packed_texts
 from bert_tf.models import BertEmbedder
-from bert_tf.pretrained import load_pretrained
+from bert_tf.models.pretrained import load_pretrained
 from bert_tf.tasks.serving import IdsServing, checked_texts, ids_signatures
 
 # --pooling's values -> SentencePooling's modes.

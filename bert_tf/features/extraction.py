@@ -22,11 +22,12 @@ from typing import Optional
 
 import numpy as np
 
-from bert_tf import option_checks, tokenization
+from bert_tf import tokenization
 from bert_tf.checkpoints import tf_checkpoints
 from bert_tf.data.text_inputs import encode_texts
 from bert_tf.features.embeddings import (embedder, embedding_plan,
                                          embedding_serving, write_embeddings)
+from bert_tf.training import option_checks
 from bert_tf.features.output_files import JSONL, NPZ, write_jsonl, write_npz
 from bert_tf.features.serving import feature_serving
 from bert_tf.features.text_lines import read_lines

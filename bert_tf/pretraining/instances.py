@@ -12,7 +12,7 @@ import dataclasses
 import logging
 import time
 
-from bert_tf.tokenization_rules import CLS_TOKEN, MASK_TOKEN, SEP_TOKEN
+from bert_tf.wordpiece.rules import CLS_TOKEN, MASK_TOKEN, SEP_TOKEN
 
 logger = logging.getLogger(__name__)
 

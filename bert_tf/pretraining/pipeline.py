@@ -14,7 +14,8 @@ import os
 import random
 import time
 
-from bert_tf import collector, forked, tokenization
+from bert_tf import parallel
+from bert_tf import tokenization
 from bert_tf.data.tfrecords import RoundRobinWriter
 from bert_tf.files import file_io
 from bert_tf.pretraining import features as pretraining_features
@@ -96,7 +97,7 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
   Raises:
     ValueError: the inputs hold no text.
   """
-  with collector.paused():
+  with parallel.paused():
     documents = read_documents(input_files, tokenizer, processes)
     if not documents:
       raise ValueError(f"no text in {', '.join(input_files)}")
@@ -110,10 +111,10 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
       instances += made
       worth_forking = len(made) >= _SERIALIZED_IN_FORKS_FROM
       if number < options.dupe_factor:  # in a fork while the next is made
-        passes.append(forked.started(serialize, made, processes,
+        passes.append(parallel.started(serialize, made, processes,
                                      worth_forking))
       else:  # the last pass, on every core
-        last = forked.apply(serialize, made, processes, worth_forking)
+        last = parallel.apply(serialize, made, processes, worth_forking)
     records = [record for made in passes for record in made.result()]
     records += last
     order = list(range(len(instances)))
@@ -195,7 +196,7 @@ def create_in_parallel(input_files, output_dir, tokenizer_options, options,
   start, summaries = time.time(), {}
   # Workers write the staged temporaries; all are renamed when all are done.
   staged = file_io.AtomicFiles(list(outputs.values()), "wb")
-  with staged, forked.pool(num_workers, _log_as_this_process) as pool:
+  with staged, parallel.pool(num_workers, _log_as_this_process) as pool:
     futures = {
         pool.submit(create_shard, input_file, temporary, tokenizer_options,
                     options, random_seed): input_file

@@ -17,12 +17,13 @@ from typing import Optional
 
 import tensorflow as tf
 
-from bert_tf import option_checks
-from bert_tf.files import file_io, run_files
+from bert_tf.files import file_io
 from bert_tf.files.eval_results import write_eval_results
 from bert_tf.models.pretrainer import BertPretrainer
 from bert_tf.pretraining.dataset import find_bad_record, pretraining_dataset
 from bert_tf.training import distribution, run_setup
+from bert_tf.training import option_checks
+from bert_tf.training import run_files
 from bert_tf.training.objectives import PretrainingObjective
 from bert_tf.training.trainer import TrainingOptions, create_trainer
 

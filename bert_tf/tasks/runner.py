@@ -15,14 +15,16 @@ import logging
 import os
 from typing import Optional
 
-from bert_tf import option_checks, tokenization
+from bert_tf import tokenization
 from bert_tf.data import batching
 from bert_tf.data.feature_records import write_feature_records
-from bert_tf.files import export, file_io, run_files
+from bert_tf.files import export, file_io
 from bert_tf.files.eval_results import eval_results_text
 from bert_tf.tasks.task import SplitData
 from bert_tf.text.tokenizer import InGraphTokenizer
 from bert_tf.training import distribution, run_setup
+from bert_tf.training import option_checks
+from bert_tf.training import run_files
 from bert_tf.training.predictor import Predictor
 from bert_tf.training.trainer import TrainingOptions, create_trainer
 

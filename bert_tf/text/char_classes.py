@@ -10,7 +10,7 @@ import functools
 import sys
 import unicodedata
 
-from bert_tf import tokenization_rules
+from bert_tf.wordpiece import rules
 
 _SURROGATES = range(0xD800, 0xE000)
 # Unicode categories no class but cjk holds outside ASCII: letters, numbers,
@@ -28,7 +28,7 @@ def to_regex_class(code_points):
   """Sorted code points -> "[\\x{41}-\\x{5A}\\x{61}]" (RE2 syntax)."""
   parts = (f"\\x{{{low:X}}}" if low == high
            else f"\\x{{{low:X}}}-\\x{{{high:X}}}"
-           for low, high in tokenization_rules.code_point_ranges(code_points))
+           for low, high in rules.code_point_ranges(code_points))
   return "[" + "".join(parts) + "]"
 
 
@@ -47,7 +47,7 @@ def char_classes():
   """
   members = {name: [] for name in ("deleted", "separators", "mark",
                                    "punctuation")}
-  members["cjk"] = [code for low, high in tokenization_rules.CJK_RANGES
+  members["cjk"] = [code for low, high in rules.CJK_RANGES
                     for code in range(low, high + 1)]
   for code in _code_points():
     char = chr(code)
@@ -56,13 +56,13 @@ def char_classes():
     if (code > 127 and code != 0xFFFD
         and unicodedata.category(char) in _IN_NO_CLASS):
       continue
-    cleaned = tokenization_rules.cleaned_char(char)
+    cleaned = rules.cleaned_char(char)
     if not cleaned:
       members["deleted"].append(code)
     elif char != " " and (cleaned == " " or char.isspace()):
       members["separators"].append(code)
     if unicodedata.category(char) == "Mn":
       members["mark"].append(code)
-    if tokenization_rules.is_punctuation(char):
+    if rules.is_punctuation(char):
       members["punctuation"].append(code)
   return {name: to_regex_class(codes) for name, codes in members.items()}

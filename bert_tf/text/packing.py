@@ -16,7 +16,7 @@ sentence-transformers (a CrossEncoder) were trained on its packing.
 
 import tensorflow as tf
 
-from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN
+from bert_tf.wordpiece.rules import CLS_TOKEN, SEP_TOKEN
 
 ORIGINAL_PAIRS, TRANSFORMERS_PAIRS = "original", "transformers"
 PAIR_PACKINGS = (ORIGINAL_PAIRS, TRANSFORMERS_PAIRS)

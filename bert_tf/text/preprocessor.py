@@ -6,13 +6,13 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import tokenization_rules
-from bert_tf.checkpoints import tokenizer_json
 from bert_tf.text.packing import ORIGINAL_PAIRS, PAIR_PACKINGS, packed_texts
 from bert_tf.text.tokenizer import InGraphTokenizer
+from bert_tf.wordpiece import rules
+from bert_tf.wordpiece import tokenizer_json
 
 # The asset keeps the kind of its vocabulary file in its name, as
-# tokenization_rules.read_vocabulary tells them apart.
+# rules.read_vocabulary tells them apart.
 _VOCAB_ASSETS = ("vocab.txt", tokenizer_json.TOKENIZER_FILE)
 
 
@@ -79,7 +79,7 @@ class BertPreprocessor(keras.layers.Layer):
   def _set_vocabulary(self, vocab_file, what):
     """Reads vocab_file; `what` names it in errors."""
     self.tokenizer.set_vocabulary(vocab_file)
-    for token in (tokenization_rules.CLS_TOKEN, tokenization_rules.SEP_TOKEN):
+    for token in (rules.CLS_TOKEN, rules.SEP_TOKEN):
       if token not in self.tokenizer.vocab:
         raise ValueError(f"{what}: has no {token} token")
     # load_vocab numbers the lines: the last line has the largest id.

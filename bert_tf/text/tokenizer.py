@@ -16,8 +16,8 @@ import tensorflow as tf
 import tensorflow_text as text
 from keras.src.saving.serialization_lib import in_safe_mode
 
-from bert_tf import tokenization_rules
 from bert_tf.text.char_classes import char_classes
+from bert_tf.wordpiece import rules
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ def _overlong(words, limit):
 
 
 def _overlong_words_to_unk(words, limit):
-  return tf.where(_overlong(words, limit), tokenization_rules.UNK_TOKEN,
+  return tf.where(_overlong(words, limit), rules.UNK_TOKEN,
                   words)
 
 
@@ -96,11 +96,11 @@ def lower_case_differences():
   chars = [chr(code) for plane in _ASSIGNED_PLANES for code in plane
            if not 0xD800 <= code < 0xE000]
   # Cleaning deletes these before lower-casing, so they cannot differ.
-  chars = [char for char in chars if tokenization_rules.cleaned_char(char)]
+  chars = [char for char in chars if rules.cleaned_char(char)]
   in_graph = lower_and_strip_accents(tf.constant(chars)).numpy()
   differences = {}
   for char, graph_result in zip(chars, in_graph):
-    python_result = tokenization_rules.strip_accents(char.lower())
+    python_result = rules.strip_accents(char.lower())
     graph_result = graph_result.decode("utf-8")
     if python_result != graph_result:
       differences[char] = (python_result, graph_result)
@@ -168,11 +168,11 @@ class InGraphTokenizer(keras.layers.Layer):
   def set_vocabulary(self, vocab_file):
     """Reads vocab.txt or a tokenizer.json; BertPreprocessor calls it when
     a .keras file is loaded (its vocabulary is an asset there)."""
-    vocabulary = tokenization_rules.read_vocabulary(vocab_file)
-    tokenization_rules.check_casing(vocabulary, vocab_file,
+    vocabulary = rules.read_vocabulary(vocab_file)
+    rules.check_casing(vocabulary, vocab_file,
                                     self.do_lower_case)
     vocab = vocabulary.vocab
-    unk_token = tokenization_rules.UNK_TOKEN
+    unk_token = rules.UNK_TOKEN
     if unk_token not in vocab:
       raise ValueError(f"{vocab_file}: has no {unk_token} token")
     self.vocab_file = vocab_file
@@ -191,7 +191,7 @@ class InGraphTokenizer(keras.layers.Layer):
         suffix_indicator="##",
         max_bytes_per_word=_BYTES_PER_CHAR * self.max_input_chars_per_word,
         token_out_type=tf.int64,
-        unknown_token=tokenization_rules.UNK_TOKEN,
+        unknown_token=rules.UNK_TOKEN,
         no_pretokenization=True,
         support_detokenization=False)
 
@@ -227,7 +227,7 @@ class InGraphTokenizer(keras.layers.Layer):
     overlong = tf.ragged.map_flat_values(_overlong, words,
                                          self.max_input_chars_per_word)
     ids, starts, ends = self._wordpiece.tokenize_with_offsets(
-        tf.where(overlong, tokenization_rules.UNK_TOKEN, words))
+        tf.where(overlong, rules.UNK_TOKEN, words))
     # The [UNK] that replaced an overlong word covers all of it.
     piece_words = starts.values.value_rowids()
     covers_word = tf.gather(overlong.flat_values, piece_words)

@@ -16,7 +16,7 @@ tf.metrics were; every loss term is also reported as a metric.
 import tensorflow as tf
 from keras import ops
 
-from bert_tf import losses
+from bert_tf.training import losses
 
 
 class PretrainingObjective:

@@ -15,11 +15,12 @@ import logging
 import os
 from typing import Optional
 
-from bert_tf import tokenization_rules, vocabulary
-from bert_tf.checkpoints import (conversion, huggingface, tf_checkpoints,
-                                 tokenizer_json)
+from bert_tf.checkpoints import (conversion, huggingface, huggingface_config,
+                                 tf_checkpoints)
+from bert_tf.wordpiece import rules, tokenizer_json, vocabulary
 from bert_tf.config import BertConfig
-from bert_tf.files import file_io, run_files
+from bert_tf.files import file_io
+from bert_tf.training import run_files
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +141,7 @@ def _config(bert_config_file, source, model_dir):
     folder_file = _config_file_of(source, model_dir)
   if bert_config_file:
     file_io.check_input_file("--bert_config_file", bert_config_file)
-    config = BertConfig.from_json_file(bert_config_file)
+    config = huggingface_config.read_config(bert_config_file)
     differences = ", ".join(
         f"{field.name} {getattr(config, field.name)} against "
         f"{getattr(source.config, field.name)}"
@@ -167,8 +168,8 @@ def _vocab_file(vocab_file, source, model_dir, needs_vocab):
   folder_vocab = source.vocab_file if source is not None else None
   if vocab_file:
     file_io.check_input_file("--vocab_file", vocab_file)
-    if folder_vocab and tokenization_rules.load_vocab(vocab_file) != \
-        tokenization_rules.load_vocab(folder_vocab):
+    if folder_vocab and rules.load_vocab(vocab_file) != \
+        rules.load_vocab(folder_vocab):
       raise ValueError(
           f"--vocab_file={vocab_file} is not the vocabulary of "
           f"--init_checkpoint's {folder_vocab}: the model's token ids "

@@ -14,7 +14,8 @@ import pytest
 from safetensors.numpy import load_file, save_file
 
 import bert_tf
-from bert_tf.checkpoints import conversion, huggingface, tf_checkpoints
+from bert_tf.checkpoints import (conversion, huggingface, huggingface_config,
+                                 tf_checkpoints)
 from bert_tf.checkpoints.names import labels_fields, labels_of_fields
 from bert_tf.config import BertConfig
 from bert_tf.models import BertNextSentenceClassifier
@@ -180,8 +181,8 @@ def test_labels_fields_are_read_back():
 
 
 def ner_tagger():
-  config = BertConfig.from_json_file(os.path.join(CONLL_FOLDER,
-                                                  "config.json"))
+  config = huggingface_config.read_config(os.path.join(CONLL_FOLDER,
+                                              "config.json"))
   return NerTask("unused").build_model(config)
 
 

@@ -13,7 +13,7 @@ from safetensors.numpy import load_file
 from bert_tf.checkpoints import conversion, huggingface, names
 from bert_tf.checkpoints.tf_checkpoints import load_checkpoint
 from bert_tf.models import BertClassifier, BertPretrainer
-from bert_tf.pretrained import MODEL_CLASSES, load_pretrained
+from bert_tf.models.pretrained import MODEL_CLASSES, load_pretrained
 from bert_tf.text.preprocessor import BertPreprocessor
 from tests.support.helpers import PROJECT_DIR, SHARED_DIR, random_inputs
 

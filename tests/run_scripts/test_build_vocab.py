@@ -6,8 +6,9 @@ import sys
 
 import pytest
 
-from bert_tf import tokenization, vocabulary
+from bert_tf import tokenization
 from bert_tf.data.tfrecords import RoundRobinWriter
+from bert_tf.wordpiece import vocabulary
 from tests.support.helpers import (PROJECT_DIR, assert_fails_in_one_line,
                                    run_script_cases)
 

@@ -15,7 +15,7 @@ import tensorflow as tf
 from bert_tf import tokenization
 from bert_tf.pretraining import (instances as pretraining_instances,
                                  pipeline as pretraining_data)
-from bert_tf.vocabulary import demo_vocab_file as vocabulary_file
+from bert_tf.wordpiece.vocabulary import demo_vocab_file as vocabulary_file
 from tests.support.helpers import (PROJECT_DIR, SHARED_DIR,
                                    assert_fails_in_one_line, run_script_cases)
 
@@ -101,7 +101,7 @@ def corpus(tmp_path):
 
 @pytest.fixture()
 def vocab(tmp_path):
-  from bert_tf import vocabulary  # the project's own vocabulary
+  from bert_tf.wordpiece import vocabulary
   return vocabulary.demo_vocab_file()
 
 

@@ -13,7 +13,7 @@ from bert_tf import tokenization
 from bert_tf.data import tfrecords
 from bert_tf.pretraining import pipeline as pretraining_data
 from bert_tf.pretraining.instances import InstanceOptions
-from bert_tf.vocabulary import demo_vocab_file
+from bert_tf.wordpiece.vocabulary import demo_vocab_file
 from tests.run_scripts.test_create_pretraining_data import SCRIPT, run_script
 from tests.support.helpers import assert_fails_in_one_line
 

@@ -6,7 +6,7 @@ import os
 from bert_tf import tokenization
 from bert_tf.data.tfrecords import RoundRobinWriter
 from bert_tf.pretraining import corpus_shards, documents
-from bert_tf.vocabulary import demo_vocab_file
+from bert_tf.wordpiece.vocabulary import demo_vocab_file
 from tests.support.helpers import assert_fails_in_one_line, run_script_cases
 
 # Documents of 1 to 5 sentences. Some blank lines hold whitespace that the

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 import bert_tf
-from bert_tf.files import run_files
+from bert_tf.training import run_files
 from bert_tf.training import run_setup
 from tests.support.helpers import ORIGINAL_TINY, PROJECT_DIR, SHARED_DIR
 

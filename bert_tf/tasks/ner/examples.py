@@ -12,12 +12,14 @@ read with the file and line number.
 
 import dataclasses
 
-from bert_tf.checkpoints.names import NER_ENTITY_TYPES, NER_LABELS
 from bert_tf.files import file_io
 
-ENTITY_TYPES = NER_ENTITY_TYPES
-# The task's labels in label-id order: O, then B- and I- of each type.
-LABELS = NER_LABELS
+# CoNLL-2003's entity types.
+ENTITY_TYPES = ("PER", "LOC", "ORG", "MISC")
+# The task's labels in label-id order, a row each of the head's (cls/ner/):
+# O, then B- and I- of each type (IOB2).
+LABELS = ("O",) + tuple(f"{prefix}-{entity}" for entity in ENTITY_TYPES
+                        for prefix in ("B", "I"))
 DOCUMENT_START = "-DOCSTART-"
 IOB1, IOB2 = "IOB1", "IOB2"
 _NUM_COLUMNS = 4

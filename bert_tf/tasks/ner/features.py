@@ -27,7 +27,7 @@ import logging
 import numpy as np
 
 from bert_tf.tasks.ner import examples as conll
-from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN, UNK_TOKEN
+from bert_tf.wordpiece.rules import CLS_TOKEN, SEP_TOKEN, UNK_TOKEN
 
 logger = logging.getLogger(__name__)
 

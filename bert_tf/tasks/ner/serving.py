@@ -16,7 +16,7 @@ import tensorflow as tf
 from bert_tf.tasks.ner import examples as conll
 from bert_tf.tasks.serving import IdsServing, checked_texts, ids_signatures
 from bert_tf.text.offsets import first_of_row, tokenize_with_offsets
-from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN
+from bert_tf.wordpiece.rules import CLS_TOKEN, SEP_TOKEN
 
 
 class NerServing(IdsServing):

@@ -23,7 +23,7 @@ import functools
 
 import numpy as np
 
-from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN
+from bert_tf.wordpiece.rules import CLS_TOKEN, SEP_TOKEN
 
 # The original numbers features from here, so unique ids never collide
 # with example indexes.

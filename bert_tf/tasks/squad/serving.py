@@ -22,7 +22,7 @@ from bert_tf.tasks.squad.answers import LARGE_NULL_SCORE
 from bert_tf.tasks.squad.windows import doc_stride_windows
 from bert_tf.text.final_text import final_text
 from bert_tf.text.offsets import tokenize_with_offsets
-from bert_tf.tokenization_rules import CLS_TOKEN, SEP_TOKEN, UNK_TOKEN
+from bert_tf.wordpiece.rules import CLS_TOKEN, SEP_TOKEN, UNK_TOKEN
 
 # run_squad's --max_serving_context_length: 2.5 times the longest context
 # of SQuAD v1.1's dev set; at BERT-Base's 384 / 128, 18 windows of English

@@ -14,7 +14,7 @@ import none) read vocabularies through this module.
 import dataclasses
 import os
 
-from bert_tf.config import read_json_object
+from bert_tf.files.json_files import read_json_object
 
 TOKENIZER_FILE = "tokenizer.json"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"

@@ -3,13 +3,13 @@ Face folder, as a bert_tf model with its vocabulary."""
 
 import dataclasses
 
-from bert_tf import vocabulary
 from bert_tf.checkpoints import conversion, huggingface, sentence_transformers
 from bert_tf.checkpoints.tf_checkpoints import LoadReport, load_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.models import (BertClassifier, BertEmbedder, BertEncoder,
                             BertMultipleChoice, BertNextSentenceClassifier,
                             BertPretrainer, BertSpanLabeler, BertTagger)
+from bert_tf.wordpiece import vocabulary
 from bert_tf.models.text_model import TextModel
 from bert_tf.text.packing import TRANSFORMERS_PAIRS
 from bert_tf.text.preprocessor import BertPreprocessor

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bert_tf import tokenization
+from bert_tf.wordpiece import fast_paths
 from bert_tf.text.tokenizer import lower_case_differences
 from tests.support.tokenization_cases import (
     VOCAB_CASES, corpus_lines, for_every_vocab_and_adversarial_texts,
@@ -239,7 +240,7 @@ def test_fast_path_falls_back_where_unicode_versions_differ(tmp_path):
 
 
 def test_word_cache_is_bounded_and_results_unchanged(vocab_file, monkeypatch):
-  monkeypatch.setattr(tokenization, "_MAX_CACHED_WORDS", 2)
+  monkeypatch.setattr(fast_paths, "_MAX_CACHED_WORDS", 2)
   tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=True)
   texts = ["unwanted running", "UNwant\u00E9d,running lowest", "hello ab"]
   for _ in range(2):
@@ -252,8 +253,8 @@ def test_word_cache_is_bounded_and_results_unchanged(vocab_file, monkeypatch):
 def test_cleaning_recompiles_for_new_characters_alone(monkeypatch):
   # The fast check is recompiled once enough texts were slow for characters
   # it did not know; texts that cleaning changes anyway never trigger it.
-  monkeypatch.setattr(tokenization, "_RESCANS_BEFORE_RECOMPILING", 3)
-  tables = tokenization._CharacterTables()
+  monkeypatch.setattr(fast_paths, "_RESCANS_BEFORE_RECOMPILING", 3)
+  tables = fast_paths.CharacterTables()
   compiles = []
   compile_unchanged = tables._compile_unchanged
   monkeypatch.setattr(tables, "_compile_unchanged",

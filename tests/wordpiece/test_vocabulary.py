@@ -3,8 +3,9 @@ import os
 
 import pytest
 
-from bert_tf import tokenization, vocabulary
+from bert_tf import tokenization
 from bert_tf.files import file_io
+from bert_tf.wordpiece import vocabulary
 from tests.support.helpers import SHARED_DIR
 
 VOCAB_DIR = os.path.join(SHARED_DIR, "vocab")

@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from bert_tf.losses import MultipleNegativesRankingLoss
+from bert_tf.training.losses import MultipleNegativesRankingLoss
 from tests.support.helpers import PROJECT_DIR
 
 FOLDER = os.path.join(PROJECT_DIR, "tests", "fixtures",

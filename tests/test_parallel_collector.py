@@ -1,10 +1,10 @@
-"""collector.paused: the collector off for bulk work, nothing lost after."""
+"""parallel.paused: the collector off for bulk work, nothing lost after."""
 
 import gc
 
 import pytest
 
-from bert_tf import collector
+from bert_tf import parallel
 
 
 class _Node:
@@ -25,21 +25,21 @@ def _in_generation(obj, generation):
 
 
 def test_paused_inside_and_enabled_after():
-  with collector.paused():
+  with parallel.paused():
     assert not gc.isenabled()
   assert gc.isenabled()
 
 
 def test_left_disabled_when_it_was():
   gc.disable()
-  with collector.paused():
+  with parallel.paused():
     made = [1, 2]
   assert not gc.isenabled()
   assert _in_generation(made, 0)
 
 
 def test_what_the_block_made_is_in_the_oldest_generation():
-  with collector.paused():
+  with parallel.paused():
     made = [[index] for index in range(1000)]
   assert _in_generation(made[0], 2) and not _in_generation(made[0], 0)
   assert gc.get_count()[0] < 1000
@@ -56,7 +56,7 @@ class _Finalized:
 
 
 def test_cycles_made_in_the_block_are_still_collected():
-  with collector.paused():
+  with parallel.paused():
     node = _Node()
     node.cycle = node
   collected = []
@@ -70,7 +70,7 @@ def test_frozen_objects_stay_frozen():
   gc.freeze()
   try:
     frozen = gc.get_freeze_count()
-    with collector.paused():
+    with parallel.paused():
       made = [[1]]
     assert gc.get_freeze_count() >= frozen > 0
     assert made

@@ -22,7 +22,7 @@ def test_logits_and_log_probabilities_give_the_same_loss():
   expected = -np.take_along_axis(log_probs, ids[..., None], -1)[..., 0]
   for scores in (logits, log_probs):
     np.testing.assert_allclose(
-        bert_tf.losses.masked_lm_example_losses(scores, ids), expected,
+        bert_tf.training.losses.masked_lm_example_losses(scores, ids), expected,
         rtol=1e-6)
 
 
@@ -66,7 +66,7 @@ def _native_and_ours(labels, logits):
   for function in (
       lambda: tf.nn.sparse_softmax_cross_entropy_with_logits(
           labels=labels, logits=logits),
-      lambda: bert_tf.losses.sparse_cross_entropy_with_logits(labels,
+      lambda: bert_tf.training.losses.sparse_cross_entropy_with_logits(labels,
                                                                logits)):
     with tf.GradientTape() as tape:
       tape.watch(logits)
@@ -105,10 +105,10 @@ def test_masked_lm_losses_compile_for_unknown_shapes():
   logits = np.random.default_rng(2).normal(size=(2, 3, 11)).astype(
       np.float32)
   ids = np.array([[0, 10, 3], [2, 2, 5]], np.int64)
-  expected = bert_tf.losses.masked_lm_example_losses(logits, ids)
+  expected = bert_tf.training.losses.masked_lm_example_losses(logits, ids)
   for jit_compile in (False, True):
     compiled = tf.function(
-        bert_tf.losses.masked_lm_example_losses, jit_compile=jit_compile,
+        bert_tf.training.losses.masked_lm_example_losses, jit_compile=jit_compile,
         input_signature=[tf.TensorSpec([None, None, None], tf.float32),
                          tf.TensorSpec([None, None], tf.int64)])
     np.testing.assert_allclose(compiled(logits, ids), expected, rtol=1e-6)

@@ -21,10 +21,10 @@ from absl import logging
 
 from bert_tf import tokenization
 from bert_tf.files import file_io
-from bert_tf.checkpoints.tokenizer_json import is_tokenizer_json
-from bert_tf.tokenization_rules import (PAD_TOKEN, SPECIAL_TOKENS,
+from bert_tf.wordpiece.rules import (PAD_TOKEN, SPECIAL_TOKENS,
                                        check_casing, check_special_tokens,
                                        read_vocabulary)
+from bert_tf.wordpiece.tokenizer_json import is_tokenizer_json
 
 # 99 [unused*] tokens put [UNK], [CLS], [SEP], [MASK] at ids 100-103 as in
 # every released vocabulary, and leave room to add tokens without resizing.

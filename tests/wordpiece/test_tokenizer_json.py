@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 
 import bert_tf
-from bert_tf import tokenization, vocabulary
-from bert_tf.checkpoints import conversion, huggingface, tokenizer_json
-from bert_tf.pretrained import load_pretrained
+from bert_tf import tokenization
+from bert_tf.checkpoints import conversion, huggingface
+from bert_tf.models.pretrained import load_pretrained
 from bert_tf.text.preprocessor import BertPreprocessor
+from bert_tf.wordpiece import tokenizer_json
+from bert_tf.wordpiece import vocabulary
 from tests.support.helpers import run_script
 from tests.support.tokenization_cases import corpus_lines
 

@@ -10,7 +10,7 @@ own queue hands a worker its next chunks before it asks, where no other
 process can take them.) The forks' results come back marshalled (Python's
 own format for its core types: a tokenizer's lists of ids load in half the
 time pickle takes, each int that repeats made once), with Python's garbage
-collector paused (collector.paused), which would otherwise walk every
+collector paused (paused, below), which would otherwise walk every
 object received; so do the entries they added to a cache that the function
 fills (a tokenizer's words), so that the next call finds them here and in
 every fork it starts.
@@ -24,7 +24,9 @@ Nothing here imports TensorFlow.
 """
 
 import concurrent.futures
+import contextlib
 import ctypes
+import gc
 import itertools
 import marshal
 import multiprocessing
@@ -32,7 +34,6 @@ import os
 import signal
 import sys
 
-from bert_tf import collector
 
 # Chunks per process: enough for the processes to even out their work (a
 # fork works more slowly than this process: each page it writes to is
@@ -70,7 +71,7 @@ def apply(function, items, processes=None, worth_forking=True, cache=None):
     cache: a dict the function adds to as it works, or None (map_chunks).
   """
   processes = processes or os.cpu_count() or 1
-  with collector.paused():
+  with paused():
     if _forking(processes, items, worth_forking):
       return map_chunks(function, items, processes, cache)
     return function(items)
@@ -243,3 +244,28 @@ def _ended_early():
   say) before it returned its work."""
   return OSError("a fork of this process ended before its work was done "
                  "(killed, perhaps for lack of memory)")
+
+@contextlib.contextmanager
+def paused():
+  """The collector off inside the block, as it was after it; what the block
+  made is then in the oldest generation (_to_oldest_generation)."""
+  enabled = gc.isenabled()
+  gc.disable()
+  try:
+    yield
+  finally:
+    if enabled:
+      _to_oldest_generation()
+      gc.enable()
+
+
+def _to_oldest_generation():
+  """Moves every object the collector tracks to its oldest generation,
+  without a collection. Otherwise the first young collection after the
+  block walks all it made (half a second for a 28 MB corpus's ids) only to
+  find nothing to free. Garbage cycles among them wait for the next full
+  collection, as any old object's do. Skipped where objects are frozen
+  (gc.freeze: a server before it forks, say): unfreezing would thaw them."""
+  if gc.get_freeze_count() == 0:
+    gc.freeze()
+    gc.unfreeze()

@@ -10,8 +10,8 @@ TensorFlow here.
 
 import unicodedata
 
-from bert_tf.checkpoints import tokenizer_json
 from bert_tf.files import file_io
+from bert_tf.wordpiece import tokenizer_json
 
 PAD_TOKEN = "[PAD]"
 UNK_TOKEN = "[UNK]"

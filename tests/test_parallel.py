@@ -17,33 +17,35 @@ VOCAB = f"{PROJECT_DIR}/vocab/demo_uncased_vocab.txt"
 
 _FORKS = """
 import os, sys, time
-from bert_tf import forked, tokenization
+from bert_tf import parallel
+from bert_tf import tokenization
+from bert_tf.wordpiece import tokenizer as tokenizer_module
 from tests.support.tokenization_cases import original_tokenize
-assert forked.can_fork()
+assert parallel.can_fork()
 # Chunks long enough that no process can take them all before the others
 # start: each process claims the next chunk as it gets to it, so every
 # process works, and this one does its share (not just the first chunk).
 def pids(processes):
-  return forked.map_chunks(lambda chunk: time.sleep(0.1) or [os.getpid()]
+  return parallel.map_chunks(lambda chunk: time.sleep(0.1) or [os.getpid()]
                            * len(chunk), list(range(120)), processes)
 assert len(set(pids(3))) == 3
 assert pids(2).count(os.getpid()) >= 45
 # The results come back in Python's core types, as they were.
 values = [None, 1, 2.5, "é", b"x", (1,), [2], {"a": 3}, {4}, 2 ** 70]
-assert forked.map_chunks(lambda chunk: chunk, values * 4, 2) == values * 4
+assert parallel.map_chunks(lambda chunk: chunk, values * 4, 2) == values * 4
 
 # `started` runs its function in a fork, or here with one process, for
 # fewer than two items, or once TensorFlow is loaded; what the function
 # raises reaches this process, forked or not.
 def started_pid(processes, items=(1, 2), worth_forking=True):
-  return forked.started(lambda items: os.getpid(), list(items), processes,
+  return parallel.started(lambda items: os.getpid(), list(items), processes,
                         worth_forking).result()
 assert started_pid(2) != os.getpid()
 assert (started_pid(1) == started_pid(2, items=[1])
         == started_pid(2, worth_forking=False) == os.getpid())
 def check_started_raises():
   try:
-    forked.started(lambda items: int("x"), [1, 2], 2).result()
+    parallel.started(lambda items: int("x"), [1, 2], 2).result()
   except ValueError:
     return
   raise AssertionError("no ValueError")
@@ -55,21 +57,21 @@ def remember_pids(chunk):
   time.sleep(0.1)
   cache.update((item, os.getpid()) for item in chunk)
   return chunk
-assert forked.map_chunks(remember_pids, list(range(120)), 2,
+assert parallel.map_chunks(remember_pids, list(range(120)), 2,
                          cache) == list(range(120))
 assert sorted(cache) == list(range(120)) and len(set(cache.values())) == 2
 
 # A fork that dies (the kernel's OOM killer, say) is one OSError, not a
 # traceback from the process pool.
 try:
-  forked.started(lambda items: os._exit(1), [1, 2], 2).result()
+  parallel.started(lambda items: os._exit(1), [1, 2], 2).result()
   raise AssertionError("no OSError")
 except OSError as error:
   assert "ended before its work was done" in str(error), error
 parent = os.getpid()
 try:
   # This process takes its time over each chunk, so the fork claims one.
-  forked.map_chunks(lambda chunk: time.sleep(0.2) or chunk
+  parallel.map_chunks(lambda chunk: time.sleep(0.2) or chunk
                     if os.getpid() == parent else os._exit(1),
                     list(range(8)), 2)
   raise AssertionError("no OSError")
@@ -81,7 +83,7 @@ words = ["UNwant\\u00e9d,running", "lowest", "hello", "\\u4e2d\\u6587", ""]
 texts = [" ".join(words[(index * 7 + offset) % len(words)]
                   + (str(index) if offset == 0 else "")
                   for offset in range(index % 4)) for index in range(500)]
-tokenization._PARALLEL_MIN_CHARS = 1
+tokenizer_module._PARALLEL_MIN_CHARS = 1
 tokenizer = tokenization.FullTokenizer(sys.argv[1])
 expected = [tokenizer.convert_tokens_to_ids(original_tokenize(tokenizer, text))
             for text in texts]
@@ -94,7 +96,7 @@ for processes in (2, 3):
       word for text in texts for word in tokenizer._chars.cleaned(text).split()}
   assert tokenizer.encode_many(texts, processes=processes) == expected
 import tensorflow
-assert not forked.can_fork()
+assert not parallel.can_fork()
 assert started_pid(2) == os.getpid()
 check_started_raises()
 print("ok")
@@ -103,11 +105,12 @@ print("ok")
 _WHICH_PATH = """
 import sys
 from bert_tf import tokenization
+from bert_tf.wordpiece import tokenizer as tokenizer_module
 tokenizer = tokenization.FullTokenizer(sys.argv[1])
 tokenizer.encode_batch(["hello world"] * 1000)
 print("tensorflow" in sys.modules, tokenizer._in_graph is not None)
 import tensorflow
-tokenization._COMPILE_MIN_CHARS = 100
+tokenizer_module._COMPILE_MIN_CHARS = 100
 tokenizer.encode_batch(["hello world"] * 1000)
 print(tokenizer._in_graph is not None)
 """

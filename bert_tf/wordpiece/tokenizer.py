@@ -1,0 +1,358 @@
+"""The original BERT tokenizer's classes and functions, with identical output
+(bert_tf.tokenization is the original module's face over them).
+
+Text -> BasicTokenizer (clean, split CJK, whitespace, lower-case and strip
+accents, split punctuation) -> WordpieceTokenizer (greedy longest match
+against vocab.txt). The character classes (wordpiece.rules, shared with
+the in-graph tokenizer) are the original's exact definitions, which differ
+from Python's and from Unicode's usual ones in ways that change tokens (e.g.
+"$" and "^" are punctuation here, Zl/Zp split words only through str.split).
+"""
+
+import itertools
+import os
+import re
+import sys
+import unicodedata
+
+from bert_tf import parallel
+from bert_tf.wordpiece import fast_paths
+from bert_tf.wordpiece.rules import (MAX_INPUT_CHARS_PER_WORD, UNK_TOKEN,
+                                     check_casing, cleaned_char,
+                                     convert_to_unicode, read_vocabulary,
+                                     strip_accents)
+
+# Texts the fast path sends to TensorFlow at once.
+_FAST_BATCH_SIZE = 16384
+# encode_many shares a batch of this many characters or more among
+# processes: below, forking and returning the ids cost more than they save.
+_PARALLEL_MIN_CHARS = 1 << 20
+# encode_batch builds the compiled path for a batch of this many characters
+# or more (with TensorFlow loaded), and imports TensorFlow to build it from
+# this many: below, building it (and importing TensorFlow) costs more time
+# than its speed saves over the Python path (docs/performance.md, from
+# benchmarks/tokenizers.py and tokenizer_jobs.py).
+_COMPILE_MIN_CHARS = 1 << 22
+_IMPORT_MIN_CHARS = 1 << 26
+
+# Names of the released checkpoints the original knew the casing of.
+_LOWER_CASED_MODELS = ("uncased_L-24_H-1024_A-16", "uncased_L-12_H-768_A-12",
+                       "multilingual_L-12_H-768_A-12",
+                       "chinese_L-12_H-768_A-12")
+_CASED_MODELS = ("cased_L-12_H-768_A-12", "cased_L-24_H-1024_A-16",
+                 "multi_cased_L-12_H-768_A-12")
+
+def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
+  """Raises when do_lower_case contradicts a released checkpoint's name."""
+  if not init_checkpoint:
+    return
+  match = re.match("^.*?([A-Za-z0-9_-]+)/bert_model.ckpt", init_checkpoint)
+  if match is None:
+    return
+  model_name = match.group(1)
+  if model_name in _LOWER_CASED_MODELS and not do_lower_case:
+    case_name, actual, expected = "lowercased", "False", "True"
+  elif model_name in _CASED_MODELS and do_lower_case:
+    case_name, actual, expected = "cased", "True", "False"
+  else:
+    return
+  raise ValueError(
+      f"You passed in `--do_lower_case={actual}` with `--init_checkpoint="
+      f"{init_checkpoint}`. However, `{model_name}` seems to be a {case_name} "
+      f"model, so you should pass in `--do_lower_case={expected}` so that the "
+      f"fine-tuning matches how the model was pre-training.")
+
+
+# In Python 3 the original's printable_text is the same conversion.
+printable_text = convert_to_unicode
+
+
+def convert_by_vocab(vocab, items):
+  """Maps tokens to ids or ids to tokens; a KeyError names what is missing."""
+  return [vocab[item] for item in items]
+
+
+def convert_tokens_to_ids(vocab, tokens):
+  return convert_by_vocab(vocab, tokens)
+
+
+def convert_ids_to_tokens(inv_vocab, ids):
+  return convert_by_vocab(inv_vocab, ids)
+
+
+def whitespace_tokenize(text):
+  """Splits on Python whitespace (str.split), as the original."""
+  return text.split()
+
+
+class BasicTokenizer:
+  """Cleans text and splits it on whitespace and punctuation.
+
+  Args:
+    do_lower_case: lower-case and strip accents (NFD, drop Mn).
+  """
+
+  def __init__(self, do_lower_case=True):
+    self.do_lower_case = do_lower_case
+
+  def tokenize(self, text):
+    text = "".join(map(cleaned_char, convert_to_unicode(text)))
+    return [token for word in whitespace_tokenize(text)
+            for token in self.tokenize_word(word)]
+
+  def tokenize_word(self, word):
+    """The steps after cleaning, which act on each word on its own: lower-
+    casing and accent stripping, then punctuation split off."""
+    if self.do_lower_case:
+      word = strip_accents(word.lower())
+    return whitespace_tokenize(" ".join(fast_paths.split_on_punctuation(word)))
+
+
+class WordpieceTokenizer:
+  """Greedy longest-match-first WordPiece, "##" marking continuations.
+
+  A word becomes `unk_token` when it is longer than max_input_chars_per_word
+  characters or when any part of it has no piece in the vocabulary.
+  """
+
+  def __init__(self, vocab, unk_token=UNK_TOKEN,
+               max_input_chars_per_word=MAX_INPUT_CHARS_PER_WORD):
+    self.vocab = vocab
+    self.unk_token = unk_token
+    self.max_input_chars_per_word = max_input_chars_per_word
+    # "##" pieces by what follows the "##", looked up without building
+    # "##" + text for every candidate.
+    self._continuations = {token[2:]: token for token in vocab
+                           if token.startswith("##") and len(token) > 2}
+    # The longest piece that can match at a word's start and after it: the
+    # search for the longest match starts there, not at the word's end.
+    self._longest_first = max(map(len, vocab), default=0)
+    self._longest_continuation = max(map(len, self._continuations),
+                                     default=0)
+
+  def tokenize(self, text):
+    output_tokens = []
+    for word in whitespace_tokenize(convert_to_unicode(text)):
+      output_tokens.extend(self.word_pieces(word))
+    return output_tokens
+
+  def word_pieces(self, word):
+    """The pieces of one whitespace-free word: greedy longest match."""
+    length = len(word)
+    if length > self.max_input_chars_per_word:
+      return [self.unk_token]
+    if word in self.vocab:  # the common case: the word is one piece
+      return [word]
+    end = min(length, self._longest_first)
+    while end and word[:end] not in self.vocab:
+      end -= 1
+    if not end:
+      return [self.unk_token]
+    pieces = [word[:end]]
+    continuations = self._continuations
+    while end < length:
+      start = end
+      end = min(length, start + self._longest_continuation)
+      while end > start and word[start:end] not in continuations:
+        end -= 1
+      if end == start:
+        return [self.unk_token]
+      pieces.append(continuations[word[start:end]])
+    return pieces
+
+
+class FullTokenizer:
+  """BasicTokenizer then WordpieceTokenizer, over a vocab.txt (or a
+  tokenizer.json, whose word length limit and casing it follows: a
+  do_lower_case that contradicts its normalizer is refused).
+
+  `tokenize` and `encode` compute the original's result in pure Python,
+  remembering the result of each whitespace-separated word (after cleaning,
+  every word is tokenised independently of the rest of the text, so a
+  repeated word costs a lookup) and doing each per-character step as one
+  str.translate. `encode_many` does so for many texts, on every core for a
+  large batch; `encode_compiled` through TensorFlow ops (the in-graph
+  tokenizer); `encode_batch` (and `tokenize_batch`) takes whichever is
+  faster for the batch. All give identical results.
+
+  Example:
+    >>> tokenizer = FullTokenizer("vocab.txt", do_lower_case=True)
+    >>> tokenizer.tokenize("UNwant\\u00E9d,running")
+    ['un', '##want', '##ed', ',', 'runn', '##ing']
+    >>> tokenizer.encode_batch(["UNwant\\u00E9d,running", "hello"])
+    [[7, 4, 5, 10, 8, 9], [13]]
+  """
+
+  def __init__(self, vocab_file, do_lower_case=True):
+    self.vocab_file = vocab_file
+    self.do_lower_case = do_lower_case
+    vocabulary = read_vocabulary(vocab_file)
+    check_casing(vocabulary, vocab_file, do_lower_case)
+    self.vocab = vocabulary.vocab
+    self.inv_vocab = {index: token for token, index in self.vocab.items()}
+    self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case)
+    self.wordpiece_tokenizer = WordpieceTokenizer(
+        vocab=self.vocab,
+        max_input_chars_per_word=vocabulary.max_input_chars_per_word)
+    self._in_graph = None  # built on first use of the compiled path
+    self._compiled = None
+    self._chars = fast_paths.CharacterTables()
+    # Cleaned word -> its basic tokens, its pieces, their ids; a basic token
+    # -> its pieces (many words share tokens: "word," and "word").
+    self._word_tokens = {}
+    self._word_pieces = {}
+    self._word_ids = {}
+    self._token_pieces = {}
+
+  def tokenize(self, text):
+    return self._per_word([text], self._word_pieces, self._pieces_of)[0]
+
+  def basic_tokenize(self, text):
+    """basic_tokenizer.tokenize(text), as fast as tokenize (SQuAD aligns
+    its answers with it, as the original's get_final_text)."""
+    return self._per_word([text], self._word_tokens, self._basic_tokens)[0]
+
+  def encode(self, text):
+    """convert_tokens_to_ids(tokenize(text))."""
+    return self._per_word([text], self._word_ids, self._ids_of)[0]
+
+  def encode_many(self, texts, processes=None):
+    """[encode(text) for text in texts], in pure Python (no TensorFlow).
+
+    A batch of _PARALLEL_MIN_CHARS characters or more is shared among
+    `processes` processes (default: one per core) where this process can be
+    forked (parallel.can_fork: not once TensorFlow is loaded): this one and
+    forks of it (parallel.apply), whose words learned come back to this
+    process's word cache: a later batch, and the forks it starts, find
+    them.
+    """
+    texts = list(texts)  # _per_word converts each to str
+    return parallel.apply(
+        lambda chunk: self._per_word(chunk, self._word_ids, self._ids_of),
+        texts, processes,
+        worth_forking=sum(map(len, texts)) >= _PARALLEL_MIN_CHARS,
+        cache=self._word_ids)
+
+  def _per_word(self, texts, cache, tokenize_word):
+    """For each text, tokenize_word of each of its cleaned words,
+    concatenated; each word's result remembered in cache. One loop for a
+    whole batch: per text, it costs little more than the split."""
+    cleaned = self._chars.cleaned
+    remembered = cache.get
+    chain = itertools.chain.from_iterable
+    results = []
+    for text in texts:
+      words = cleaned(convert_to_unicode(text)).split()
+      # Looked up and joined in C (map, chain): a text of known words never
+      # runs a Python loop over its words; a word not seen yet is None,
+      # which chain cannot iterate.
+      try:
+        results.append(list(chain(map(remembered, words))))
+      except TypeError:
+        results.append(list(chain(
+            fast_paths.remember(cache, word, tokenize_word(word))
+            if tokens is None else tokens
+            for word, tokens in zip(words, map(remembered, words)))))
+    return results
+
+  def _basic_tokens(self, word):
+    """BasicTokenizer.tokenize_word of a cleaned word: its per-character
+    steps as str.translate tables (fast_paths.CharacterTables)."""
+    if self.do_lower_case:
+      word = word.lower()
+      if not word.isascii():
+        word = self._chars.without_marks(unicodedata.normalize("NFD", word))
+    return self._chars.split_punctuation(word)
+
+  def _pieces_of(self, word):
+    """The WordPiece pieces of a cleaned word's basic tokens."""
+    pieces = []
+    for token in self._basic_tokens(word):
+      token_pieces = self._token_pieces.get(token)
+      if token_pieces is None:
+        token_pieces = fast_paths.remember(self._token_pieces, token,
+                                 self.wordpiece_tokenizer.word_pieces(token))
+      pieces += token_pieces
+    return pieces
+
+  def _ids_of(self, word):
+    """The ids of a cleaned word's pieces."""
+    return self.convert_tokens_to_ids(self._pieces_of(word))
+
+  def tokenize_batch(self, texts):
+    """[tokenize(text) for text in texts], computed by the fast path."""
+    return [self.convert_ids_to_tokens(ids) for ids in self.encode_batch(texts)]
+
+  def encode_batch(self, texts):
+    """Token ids of each text, as convert_tokens_to_ids(tokenize(text)), by
+    the faster exact path for the batch: encode_many (pure Python, on every
+    core for a large batch), or encode_compiled (TensorFlow ops) once it is
+    built, and for a batch large enough to pay for building it:
+    _COMPILE_MIN_CHARS characters when TensorFlow is loaded already,
+    _IMPORT_MIN_CHARS when it must be imported first (about 5 s). Both
+    paths convert the texts to str themselves; bytes count by length."""
+    texts = list(texts)
+    size = sum(map(len, texts))
+    if self._in_graph is not None or size >= (
+        _COMPILE_MIN_CHARS if "tensorflow" in sys.modules
+        else _IMPORT_MIN_CHARS):
+      return self.encode_compiled(texts)
+    return self.encode_many(texts)
+
+  def encode_compiled(self, texts):
+    """Token ids of each text through the compiled in-graph tokenizer
+    (bert_tf.text.InGraphTokenizer, TensorFlow ops on every core), falling
+    back to the Python path for any text whose result it cannot guarantee
+    (lone surrogates; characters whose lower-casing differs between
+    Python's and TensorFlow's Unicode versions and that the vocabulary
+    covers)."""
+    texts = [convert_to_unicode(text) for text in texts]
+    sensitive_chars = self._in_graph_tokenizer().sensitive_chars
+    if not sensitive_chars:
+      try:  # the common case: every text goes through the compiled path
+        return self._run_compiled([text.encode("utf-8") for text in texts])
+      except UnicodeEncodeError:  # lone surrogates: sort texts one by one
+        pass
+    results = [None] * len(texts)
+    fast_indices, fast_texts = [], []
+    for index, text in enumerate(texts):
+      encoded = fast_paths.encode_for_fast_path(text, sensitive_chars)
+      if encoded is None:
+        results[index] = self.encode(text)
+      else:
+        fast_indices.append(index)
+        fast_texts.append(encoded)
+    for index, ids in zip(fast_indices, self._run_compiled(fast_texts)):
+      results[index] = ids
+    return results
+
+  def _in_graph_tokenizer(self):
+    if self._in_graph is None:
+      # Imported here: bert_tf.text builds on this module, and TensorFlow
+      # is only needed by this path.
+      import tensorflow  # pylint: disable=g-import-not-at-top
+      from bert_tf.text import tokenizer as in_graph
+      self._tf = tensorflow
+      self._in_graph = in_graph.InGraphTokenizer(self.vocab_file,
+                                                 self.do_lower_case)
+      self._compiled = in_graph.sharded_tokenize_fn(self._in_graph,
+                                                    os.cpu_count() or 1)
+    return self._in_graph
+
+  def _run_compiled(self, encoded_texts):
+    """Id lists for valid UTF-8 texts, _FAST_BATCH_SIZE texts per call."""
+    results = []
+    for start in range(0, len(encoded_texts), _FAST_BATCH_SIZE):
+      ids = self._compiled(self._tf.constant(
+          encoded_texts[start:start + _FAST_BATCH_SIZE], self._tf.string))
+      values = ids.flat_values.numpy().tolist()
+      splits = ids.row_splits.numpy().tolist()
+      results.extend(values[begin:end]
+                     for begin, end in zip(splits[:-1], splits[1:]))
+    return results
+
+  def convert_tokens_to_ids(self, tokens):
+    return convert_by_vocab(self.vocab, tokens)
+
+  def convert_ids_to_tokens(self, ids):
+    return convert_by_vocab(self.inv_vocab, ids)
