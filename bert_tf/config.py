@@ -18,7 +18,7 @@ import json
 import logging
 import numbers
 
-from bert_tf.files import file_io, json_files
+from bert_tf.files import atomic_outputs, input_checks, json_files
 
 logger = logging.getLogger(__name__)
 
@@ -131,7 +131,7 @@ class BertConfig:
   @classmethod
   def from_json_file(cls, json_file):
     """Reads a bert_config.json (local path or any tf.io.gfile URL)."""
-    text = file_io.utf8_text(json_file)
+    text = input_checks.utf8_text(json_file)
     values = json_files.parse_json_object(text, json_file)
     if "model_type" in values:
       raise ValueError(
@@ -168,7 +168,7 @@ class BertConfig:
 
   def to_json_file(self, json_file):
     """Writes the config atomically (temporary name, then rename)."""
-    with file_io.atomic_write(json_file) as writer:
+    with atomic_outputs.atomic_write(json_file) as writer:
       writer.write(self.to_json_string())
 
   def _validate(self, source):

@@ -16,7 +16,7 @@ import time
 from absl import flags, logging
 
 import program
-from bert_tf.files import file_io, output_paths
+from bert_tf.files import input_checks, output_paths
 from bert_tf.pretraining import documents
 from bert_tf.training import option_checks
 from bert_tf.wordpiece import vocabulary
@@ -71,7 +71,7 @@ def validate_flags():
 def main(_):
   start = time.time()
   validate_flags()
-  files = file_io.input_files(FLAGS.input_file)
+  files = input_checks.input_files(FLAGS.input_file)
   output_paths.check_outputs(
       outputs=[("--output_file", FLAGS.output_file)],
       inputs=[("--input_file", path) for path in files])

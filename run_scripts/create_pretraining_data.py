@@ -28,7 +28,7 @@ from absl import flags, logging
 import program
 import tokenizer_flags
 from bert_tf import tokenization
-from bert_tf.files import file_io, output_paths
+from bert_tf.files import input_checks, output_paths
 from bert_tf.pretraining import documents, pipeline as pretraining_data
 from bert_tf.pretraining.instances import InstanceOptions
 from bert_tf.training import option_checks
@@ -112,7 +112,7 @@ def validate_flags(beam_args):
 
 
 def load_tokenizer(vocab_file, do_lower_case):
-  file_io.check_input_file("--vocab_file", vocab_file)
+  input_checks.check_input_file("--vocab_file", vocab_file)
   tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case)
   check_special_tokens(tokenizer.vocab, vocab_file,
                        (*REQUIRED_TOKENS, MASK_TOKEN))
@@ -150,7 +150,7 @@ def main(argv):
         ("--input_file", FLAGS.input_file),
         ("--output_dir", FLAGS.output_dir),
         ("--vocab_file", vocab_file)])
-  input_files = file_io.input_files(FLAGS.input_file)
+  input_files = input_checks.input_files(FLAGS.input_file)
   outputs = output_files(input_files)
   output_paths.check_outputs(
       outputs=[("--output_dir" if one_shard_per_input() else "--output_file",

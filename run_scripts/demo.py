@@ -27,7 +27,7 @@ import time
 from absl import flags
 
 import program
-from bert_tf.files import file_io, output_paths
+from bert_tf.files import atomic_outputs, output_paths, storage
 
 flags.DEFINE_string("output_dir", "demo_output", "Where every stage writes.")
 flags.DEFINE_integer("pretraining_steps", 1000, "run_pretraining steps.")
@@ -95,7 +95,7 @@ def write_topic_task(task_dir, seed=12345):
             "test": rows[-50:]}
   for split, split_rows in splits.items():
     header = "index\tsentence" if split == "test" else "sentence\tlabel"
-    with file_io.atomic_write(os.path.join(task_dir, f"{split}.tsv")) as out:
+    with atomic_outputs.atomic_write(os.path.join(task_dir, f"{split}.tsv")) as out:
       out.write(header + "\n")
       for index, (sentence, label) in enumerate(split_rows):
         out.write(f"{index}\t{sentence}\n" if split == "test"
@@ -121,7 +121,7 @@ def query_export(export_dir):
 def main(_):
   start = time.time()
   output_paths.check_outputs(output_dirs=[("--output_dir", FLAGS.output_dir)])
-  file_io.makedirs(FLAGS.output_dir)
+  storage.makedirs(FLAGS.output_dir)
   run_stage(1, "A corpus from Python's docstrings",
             "make_docstring_corpus.py", output_file=path("corpus.txt"))
   run_stage(2, "A WordPiece vocabulary learned from it", "build_vocab.py",
@@ -129,7 +129,7 @@ def main(_):
             vocab_size=2000, min_count=5)
   with open(path("vocab.txt"), encoding="utf-8") as reader:
     vocab_size = sum(1 for _ in reader)
-  with file_io.atomic_write(path("bert_config.json")) as writer:
+  with atomic_outputs.atomic_write(path("bert_config.json")) as writer:
     writer.write(TINY_CONFIG.format(vocab_size=vocab_size) + "\n")
   print(f"    {vocab_size} tokens; tiny model config: "
         f"{TINY_CONFIG.format(vocab_size=vocab_size)}")

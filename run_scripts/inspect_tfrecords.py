@@ -18,7 +18,7 @@ import program
 from bert_tf import tokenization
 from bert_tf.checkpoints import conversion
 from bert_tf.data import tfrecords
-from bert_tf.files import file_io
+from bert_tf.files import input_checks, storage
 from bert_tf.pretraining import features as pretraining_features
 from bert_tf.wordpiece import vocabulary
 
@@ -112,13 +112,13 @@ def main(_):
   tokenizer = None
   if FLAGS.vocab_file:
     vocab_file = FLAGS.vocab_file
-    if file_io.isdir(vocab_file):
+    if storage.isdir(vocab_file):
       vocab_file, _ = conversion.vocabulary_of(vocab_file)
-    file_io.check_input_file("--vocab_file", vocab_file)
+    input_checks.check_input_file("--vocab_file", vocab_file)
     # Ids to pieces: the casing only has to be the file's own.
     tokenizer = tokenization.FullTokenizer(
         vocab_file, vocabulary.vocab_is_lower_cased(vocab_file))
-  paths = file_io.input_files(FLAGS.input_file)
+  paths = input_checks.input_files(FLAGS.input_file)
   for path in paths:
     inspect(path, tokenizer)
 

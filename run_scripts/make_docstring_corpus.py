@@ -20,7 +20,7 @@ import time
 from absl import flags, logging
 
 import program
-from bert_tf.files import file_io, output_paths
+from bert_tf.files import atomic_outputs, output_paths
 
 # Pure-Python or well-documented modules, present on every platform from
 # Python 3.10 on, importable without side effects or deprecation warnings.
@@ -115,7 +115,7 @@ def main(_):
     if document:
       documents.append(document)
   text = "\n\n".join("\n".join(document) for document in documents) + "\n"
-  with file_io.atomic_write(FLAGS.output_file) as writer:
+  with atomic_outputs.atomic_write(FLAGS.output_file) as writer:
     writer.write(text)
   logging.info("Wrote %d documents, %d sentences from Python %s to %s in "
                "%.1f s", len(documents), sum(map(len, documents)),

@@ -35,7 +35,7 @@ def _quiet_tensorflow_start_up():
 _quiet_tensorflow_start_up()
 
 # pylint: disable=wrong-import-position
-from bert_tf.files import file_io  # noqa: E402
+from bert_tf.files import storage  # noqa: E402
 
 
 def run(main, required_flags=(), pass_through_unknown=False):
@@ -116,11 +116,11 @@ def call(main, argv):
     result = main(argv)
   except Exception as error:  # pylint: disable=broad-except
     if not (isinstance(error, _expected_errors())
-            or file_io.is_disk_full(error)):
+            or storage.is_disk_full(error)):
       raise
     logging.debug("The error was raised here:", exc_info=True)
     message = _one_line(error)
-    if file_io.is_disk_full(error):
+    if storage.is_disk_full(error):
       message += f"; {_what_is_kept()}"
     sys.exit(f"{script_name()}: {message}")
   except (KeyboardInterrupt, Terminated) as stop:

@@ -16,7 +16,7 @@ are written; shards of an earlier split with another count are refused.
 from absl import flags, logging
 
 import program
-from bert_tf.files import file_io, output_paths
+from bert_tf.files import input_checks, output_paths
 from bert_tf.pretraining import corpus_shards
 
 flags.DEFINE_string("input_file", None, "The text file to split (one "
@@ -31,7 +31,7 @@ FLAGS = flags.FLAGS
 def main(_):
   if FLAGS.shard_mb <= 0:
     raise ValueError(f"--shard_mb={FLAGS.shard_mb}: must be positive")
-  file_io.check_input_file("--input_file", FLAGS.input_file)
+  input_checks.check_input_file("--input_file", FLAGS.input_file)
   output_paths.check_outputs(output_dirs=[("--output_dir", FLAGS.output_dir)])
   logging.info("Finding document boundaries in %s", FLAGS.input_file)
   ranges = corpus_shards.document_aligned_ranges(

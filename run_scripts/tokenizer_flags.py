@@ -4,7 +4,7 @@ create_pretraining_data and the fine-tuning scripts. No TensorFlow here."""
 from absl import flags, logging
 
 from bert_tf.checkpoints import conversion
-from bert_tf.files import file_io
+from bert_tf.files import storage
 from bert_tf.wordpiece import vocabulary
 
 flags.DEFINE_string(
@@ -31,7 +31,7 @@ def vocabulary_and_casing():
   --init_checkpoint (create_pretraining_data): --vocab_file may name a
   model directory, which gives its vocabulary and, unless --do_lower_case
   is given (and agrees), its casing."""
-  if not FLAGS.vocab_file or not file_io.isdir(FLAGS.vocab_file):
+  if not FLAGS.vocab_file or not storage.isdir(FLAGS.vocab_file):
     return FLAGS.vocab_file, FLAGS.do_lower_case
   try:
     vocab_file, tokenizer_files = conversion.vocabulary_of(FLAGS.vocab_file)

@@ -22,7 +22,7 @@ from bert_tf.checkpoints.names import (ORIGINAL_CONFIG_FILE,
                                       check_encoder_fits, expected_shape,
                                       labels_fields, labels_of_fields)
 from bert_tf.config import BertConfig
-from bert_tf.files import file_io, output_paths
+from bert_tf.files import atomic_outputs, output_paths, storage
 from bert_tf.files.model_files import model_file, required_model_file
 from bert_tf.wordpiece import rules, tokenizer_json, vocabulary
 
@@ -80,9 +80,9 @@ def detect_format(directory):
   """ORIGINAL or HUGGINGFACE, by the config file the directory holds."""
   if huggingface.is_folder(directory):
     return HUGGINGFACE
-  if file_io.exists(os.path.join(directory, ORIGINAL_CONFIG_FILE)):
+  if storage.exists(os.path.join(directory, ORIGINAL_CONFIG_FILE)):
     return ORIGINAL
-  if not file_io.isdir(directory):
+  if not storage.isdir(directory):
     raise FileNotFoundError(f"{directory}: not a directory")
   raise ValueError(f"{directory}: neither a Hugging Face folder "
                    f"({huggingface.CONFIG_FILE}) nor an original-format one "
@@ -225,7 +225,7 @@ def check_output_dir(output_dir):
   symlink is written through: the directory it points to is the one that
   must be new or empty."""
   output_paths.check_outputs(output_dirs=[("--output_dir", output_dir)])
-  if not file_io.exists(output_dir):
+  if not storage.exists(output_dir):
     return
   held = sorted(os.listdir(output_dir))
   if held:
@@ -315,9 +315,9 @@ def write_model_directory(output_dir, output_format, files):
   into a temporary directory, renamed into place when complete: into a new
   or empty output_dir only (see check_output_dir), checked again before
   the rename. What convert() and BertKerasModel.save_pretrained write."""
-  target = file_io.resolved(output_dir)
-  file_io.makedirs(os.path.dirname(target))
-  with file_io.held_temporary(target, directory=True) as temporary:
+  target = storage.resolved(output_dir)
+  storage.makedirs(os.path.dirname(target))
+  with atomic_outputs.held_temporary(target, directory=True) as temporary:
     if output_format == HUGGINGFACE:
       huggingface.write_folder_files(
           temporary, files.config, files.architecture_name, files.tensors,
@@ -328,11 +328,11 @@ def write_model_directory(output_dir, output_format, files):
     _copy_tokenizer_files(files, temporary, output_format)
     for name, data in files.extra_files.items():
       path = os.path.join(temporary, name)
-      file_io.makedirs(os.path.dirname(path))
-      with file_io.open_file(path, "wb") as writer:
+      storage.makedirs(os.path.dirname(path))
+      with storage.open_file(path, "wb") as writer:
         writer.write(data)
     check_output_dir(output_dir)
-    if file_io.exists(target):
+    if storage.exists(target):
       os.rmdir(target)
     os.rename(temporary, target)
 
@@ -405,7 +405,7 @@ def _write_original(directory, files):
     config = config.with_extra_fields(labels_fields(files.labels,
                                                     files.problem_type))
   config_file = os.path.join(directory, ORIGINAL_CONFIG_FILE)
-  with file_io.open_file(config_file, "w") as writer:
+  with storage.open_file(config_file, "w") as writer:
     writer.write(config.to_json_string())
   tensors = files.tensors
   tensors[tf_checkpoints.GLOBAL_STEP] = np.array(0, np.int64)

@@ -30,7 +30,7 @@ from bert_tf.checkpoints.names import (check_layer_count, encoder_names,
 from bert_tf.checkpoints.safetensors_files import read_tensor, tensor_headers
 from bert_tf.wordpiece import tokenizer_json
 from bert_tf.files.json_files import read_json_object
-from bert_tf.files import file_io
+from bert_tf.files import storage
 from bert_tf.files.model_files import model_file, required_model_file
 
 CONFIG_FILE = "config.json"
@@ -120,7 +120,7 @@ _DECODER_BIAS = "cls.predictions.decoder.bias"
 
 def is_folder(path):
   """Whether `path` is a Hugging Face model folder (it has config.json)."""
-  return file_io.isdir(path) and file_io.exists(os.path.join(path,
+  return storage.isdir(path) and storage.exists(os.path.join(path,
                                                              CONFIG_FILE))
 
 
@@ -286,7 +286,7 @@ class HuggingFaceFolder:
       return {name: weights_file
               for name in tensor_headers(weights_file)}, weights_file
     pickles = [name for name in _PICKLE_FILES
-               if file_io.exists(os.path.join(self.folder, name))]
+               if storage.exists(os.path.join(self.folder, name))]
     if pickles:
       raise ValueError(
           f"{os.path.join(self.folder, pickles[0])}: PyTorch pickle weights, "
@@ -469,7 +469,7 @@ def check_do_lower_case(path, do_lower_case):
   tokenizer_config.json says its model was trained on other casing than
   do_lower_case (the original checks released checkpoints by name,
   tokenization.validate_case_matches_checkpoint)."""
-  if path and file_io.isdir(path):
+  if path and storage.isdir(path):
     tokenizer_json.read_folder(path, model_file).check_casing(do_lower_case)
 
 
@@ -523,5 +523,5 @@ def write_folder_files(directory, config, architecture_name, tensors,
 
 
 def _write_json(path, values):
-  with file_io.open_file(path, "w") as writer:
+  with storage.open_file(path, "w") as writer:
     writer.write(json.dumps(values, indent=2, sort_keys=True) + "\n")

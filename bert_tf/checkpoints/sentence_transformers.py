@@ -30,7 +30,7 @@ import numpy as np
 from bert_tf.checkpoints.names import check_pooling, dense_module_name
 from bert_tf.checkpoints.safetensors_files import read_tensor, tensor_headers
 from bert_tf.files.json_files import read_json, read_json_object
-from bert_tf.files import file_io
+from bert_tf.files import storage
 from bert_tf.files.model_files import model_file, model_folder
 
 MODULES_FILE = "modules.json"
@@ -123,8 +123,8 @@ class Pipeline:
 def is_folder(directory):
   """Whether `directory` is a sentence-transformers folder: it has
   modules.json, or config_sentence_transformers.json."""
-  return file_io.isdir(directory) and any(
-      file_io.exists(os.path.join(directory, name))
+  return storage.isdir(directory) and any(
+      storage.exists(os.path.join(directory, name))
       for name in (MODULES_FILE, MODEL_CONFIG_FILE))
 
 
@@ -307,7 +307,7 @@ def _dense(module_dir):
   weights_file = model_file(module_dir, DENSE_WEIGHTS_FILE)
   if weights_file is None:
     pickle = os.path.join(module_dir, _PICKLE_WEIGHTS_FILE)
-    if file_io.exists(pickle):
+    if storage.exists(pickle):
       raise ValueError(
           f"{pickle}: PyTorch pickle weights, which bert_tf does not "
           f"unpickle (loading a pickle can run any code); save the model "

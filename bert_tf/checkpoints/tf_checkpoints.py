@@ -20,7 +20,7 @@ from bert_tf.checkpoints.names import (ORIGINAL_CONFIG_FILE,
                                        check_encoder_fits, encoder_names,
                                        labels_of_fields)
 from bert_tf.files.json_files import read_json_object
-from bert_tf.files import file_io
+from bert_tf.files import atomic_outputs, storage
 from bert_tf.files.model_files import model_file
 
 logger = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ def open_reader(prefix):
   with a damaged checkpoint named."""
   if huggingface.is_folder(prefix):
     return huggingface.HuggingFaceFolder(prefix)
-  for path in file_io.glob(f"{file_io.glob_escape(prefix)}.*"):
+  for path in storage.glob(f"{storage.glob_escape(prefix)}.*"):
     _check_regular_file(path)
   try:
     return tf.train.load_checkpoint(prefix)
@@ -146,7 +146,7 @@ def open_reader(prefix):
 def _check_regular_file(path):
   """A checkpoint's file that is a FIFO or a device would hang or flood
   its reader: refused, named."""
-  kind = file_io.kind_of_file(path)
+  kind = storage.kind_of_file(path)
   if kind is not None:
     raise ValueError(f"{path} is {kind}, not a checkpoint file")
 
@@ -379,27 +379,27 @@ def as_tensor(value):
 def write_checkpoint(path, tensors):
   """Writes {name: tensor} as a TF1 name-based checkpoint at prefix `path`.
 
-  The files are written under a held temporary prefix (file_io) and renamed
+  The files are written under a held temporary prefix (atomic_outputs) and renamed
   into place, data first and index last, so a reader never sees a
   half-written checkpoint and a killed writer's leftovers can be told from a
   live one's.
   """
   directory = path.rpartition("/")[0]
   if directory:
-    file_io.makedirs(directory)
+    storage.makedirs(directory)
   names = list(tensors)
-  with file_io.held_temporary(path) as temporary:
+  with atomic_outputs.held_temporary(path) as temporary:
     tf.raw_ops.SaveV2(
         prefix=temporary,
         tensor_names=names,
         shape_and_slices=[""] * len(names),
         tensors=[tensors[name] for name in names])
-    suffixes = [name[len(temporary):] for name in file_io.glob(
-        f"{file_io.glob_escape(temporary)}.data-*")]
+    suffixes = [name[len(temporary):] for name in storage.glob(
+        f"{storage.glob_escape(temporary)}.data-*")]
     for suffix in suffixes + [".index"]:
-      file_io.check_replaceable(f"{path}{suffix}")
+      atomic_outputs.check_replaceable(f"{path}{suffix}")
     for suffix in suffixes + [".index"]:
-      file_io.rename(f"{temporary}{suffix}", f"{path}{suffix}")
+      storage.rename(f"{temporary}{suffix}", f"{path}{suffix}")
 
 
 def save_checkpoint(model, path, global_step=None, optimizer=None):

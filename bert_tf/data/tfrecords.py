@@ -13,7 +13,7 @@ import struct
 
 import google_crc32c
 
-from bert_tf.files import file_io
+from bert_tf.files import atomic_outputs, storage
 
 _CRC_MASK_DELTA = 0xA282EAD8
 _HEADER_BYTES = 12  # uint64 length, uint32 masked CRC of the length
@@ -48,7 +48,7 @@ def read_records(path):
     CorruptRecordError: naming the file, the record and its byte offset.
   """
   offset = index = 0
-  with file_io.open_file(path, "rb") as reader:
+  with storage.open_file(path, "rb") as reader:
     while True:
       header = reader.read(_HEADER_BYTES)
       if not header:
@@ -86,7 +86,7 @@ def count_records(path):
 def is_tfrecord_file(path):
   """Whether the file begins with a valid TFRecord header (a text file does
   so by chance with probability 2**-32)."""
-  with file_io.open_file(path, "rb") as reader:
+  with storage.open_file(path, "rb") as reader:
     return _header_is_valid(reader.read(_HEADER_BYTES))
 
 
@@ -107,7 +107,7 @@ class RoundRobinWriter:
   """Writes records to several TFRecord files in turn, as the original does.
 
   A context manager: the files appear under their names together, and only
-  when the block ends normally (file_io.AtomicFiles), so an interrupted run
+  when the block ends normally (atomic_outputs.AtomicFiles), so an interrupted run
   leaves no truncated TFRecord and does not touch files that already
   existed. atomic=False writes the paths directly: temporaries that a
   caller staged.
@@ -130,9 +130,9 @@ class RoundRobinWriter:
     with self._stack as stack:
       if self.atomic:
         self._files = stack.enter_context(
-            file_io.AtomicFiles(self.output_files, "wb"))
+            atomic_outputs.AtomicFiles(self.output_files, "wb"))
       else:
-        self._files = [stack.enter_context(file_io.open_file(path, "wb"))
+        self._files = [stack.enter_context(storage.open_file(path, "wb"))
                        for path in self.output_files]
       self._stack = stack.pop_all()
     return self

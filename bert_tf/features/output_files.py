@@ -9,7 +9,7 @@ from concurrent import futures
 import numpy as np
 
 from bert_tf.features.jsonl import embedding_line, jsonl_line
-from bert_tf.files import file_io
+from bert_tf.files import atomic_outputs
 
 JSONL, NPZ = "jsonl", "npz"
 
@@ -35,7 +35,7 @@ def _write_printed(path, lines):
   """Writes print_line(*arguments) of each (print_line, *arguments).
   Printing and writing run in a thread of their own, while the model
   predicts the next lines (TensorFlow releases the GIL as it computes)."""
-  with file_io.atomic_write(path) as writer, \
+  with atomic_outputs.atomic_write(path) as writer, \
       futures.ThreadPoolExecutor(1) as printer:
     pending = collections.deque()
     for print_line, *arguments in lines:
@@ -66,7 +66,7 @@ def write_npz(path, lines, layers, num_tokens, hidden_size):
       lengths.append(len(line_tokens))
       yield values.transpose(1, 0, 2)
 
-  with file_io.atomic_write(path, "wb") as writer, \
+  with atomic_outputs.atomic_write(path, "wb") as writer, \
       zipfile.ZipFile(writer, "w", allowZip64=True) as archive:
     _write_streamed(archive, "values", (num_tokens, len(layers), hidden_size),
                     token_major(lines))
@@ -80,7 +80,7 @@ def write_npz(path, lines, layers, num_tokens, hidden_size):
 def write_embeddings_npz(path, embeddings, count, dimension):
   """The npz of `count` float32 [dimension] embeddings: embeddings float32
   [count, dimension], streamed in as they come."""
-  with file_io.atomic_write(path, "wb") as writer, \
+  with atomic_outputs.atomic_write(path, "wb") as writer, \
       zipfile.ZipFile(writer, "w", allowZip64=True) as archive:
     _write_streamed(archive, "embeddings", (count, dimension), embeddings)
 

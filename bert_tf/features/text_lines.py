@@ -12,7 +12,7 @@ import dataclasses
 import re
 from typing import Optional
 
-from bert_tf.files import file_io
+from bert_tf.files import input_checks
 
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")
 
@@ -32,9 +32,9 @@ def read_lines(path, flag="--input_file"):
   Raises:
     ValueError: the file is missing or not UTF-8, naming the file and line.
   """
-  file_io.check_input_file(flag, path)
+  input_checks.check_input_file(flag, path)
   examples = []
-  for number, line in file_io.utf8_lines(path):
+  for number, line in input_checks.utf8_lines(path):
     line = line.strip()
     match = _PAIR.match(line)
     examples.append(LineExample(number - 1, *match.groups()) if match

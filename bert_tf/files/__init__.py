@@ -1,4 +1,5 @@
-"""The user's files, kept safe: inputs checked and read, outputs checked
-before any work and written whole (file_io, output_paths: the base every
-module writes through), a run's files (run_files), its eval_results.txt
-(eval_results) and SavedModel exports (export)."""
+"""The user's files, kept safe, one concern a module: paths and URLs
+(storage), outputs written whole (atomic_outputs), a run owning its output
+directory (run_lock), inputs checked before any work (input_checks), output
+paths checked against the inputs (output_paths); and the files every run
+writes the same way: eval_results.txt, SavedModel exports."""

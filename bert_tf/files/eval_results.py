@@ -5,14 +5,14 @@ import logging
 
 import numpy as np
 
-from bert_tf.files import file_io
+from bert_tf.files import atomic_outputs
 
 logger = logging.getLogger(__name__)
 
 
 def write_eval_results(path, results):
   """eval_results.txt as the original: `key = value`, keys sorted."""
-  with file_io.atomic_write(path) as writer:
+  with atomic_outputs.atomic_write(path) as writer:
     writer.write(eval_results_text(results))
 
 

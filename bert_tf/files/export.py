@@ -12,7 +12,7 @@ import logging
 
 import tensorflow as tf
 
-from bert_tf.files import file_io
+from bert_tf.files import atomic_outputs, storage
 
 logger = logging.getLogger(__name__)
 
@@ -29,13 +29,13 @@ def write_saved_model(module, export_dir, signatures):
   Returns:
     The path of the version directory written.
   """
-  file_io.makedirs(export_dir)
-  file_io.remove_stale_temporaries(export_dir, r"\d+")
+  storage.makedirs(export_dir)
+  atomic_outputs.remove_stale_temporaries(export_dir, r"\d+")
   version = _next_version(export_dir)
   final = f"{export_dir.rstrip('/')}/{version}"
-  with file_io.held_temporary(final, directory=True) as temporary:
+  with atomic_outputs.held_temporary(final, directory=True) as temporary:
     tf.saved_model.save(module, temporary, signatures=signatures)
-    file_io.rename(temporary, final)
+    storage.rename(temporary, final)
   logger.info("Exported the SavedModel to %s", final)
   return final
 

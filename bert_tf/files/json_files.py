@@ -3,18 +3,18 @@ naming the file (and the line and column)."""
 
 import json
 
-from bert_tf.files import file_io
+from bert_tf.files import input_checks
 
 
 def read_json_object(json_file):
   """The JSON object a file holds (see parse_json_object)."""
-  return parse_json_object(file_io.utf8_text(json_file), json_file)
+  return parse_json_object(input_checks.utf8_text(json_file), json_file)
 
 
 def read_json(json_file):
   """The JSON value a file holds (an object, a list, ...; see
   parse_json)."""
-  return parse_json(file_io.utf8_text(json_file), json_file)
+  return parse_json(input_checks.utf8_text(json_file), json_file)
 
 
 def parse_json(text, json_file):

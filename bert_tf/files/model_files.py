@@ -12,7 +12,7 @@ blobs/, which counts as inside: the model's cache folder is the root.
 
 import os
 
-from bert_tf.files import file_io
+from bert_tf.files import storage
 
 
 def _root(directory):
@@ -70,9 +70,9 @@ def model_file(directory, name, listed_in=None):
   where = _where(directory, name, listed_in)
   _check_name(directory, name, where)
   path = os.path.join(directory, name)
-  if file_io.is_url(path):
-    return path if file_io.exists(path) else None
-  kind = file_io.kind_of_file(path)
+  if storage.is_url(path):
+    return path if storage.exists(path) else None
+  kind = storage.kind_of_file(path)
   if kind is None and not os.path.exists(path):
     if os.path.islink(path):
       raise ValueError(f"{where} is a symlink to nothing "

@@ -13,7 +13,7 @@ input:
 
 import os
 
-from bert_tf.files import file_io
+from bert_tf.files import storage
 
 
 def check_outputs(outputs=(), inputs=(), output_dirs=()):
@@ -34,18 +34,18 @@ def check_outputs(outputs=(), inputs=(), output_dirs=()):
     if not str(path):
       raise ValueError(f"{flag} is empty: it must name a path")
   for flag, path in output_dirs:
-    kind = file_io.kind_of_file(path)
-    if kind != "a directory" and (kind or file_io.exists(path)):
+    kind = storage.kind_of_file(path)
+    if kind != "a directory" and (kind or storage.exists(path)):
       raise ValueError(f"{flag}={path} is {kind or 'a file'}, not a "
                        f"directory")
-    _check_creatable(flag, path, file_io.resolved(path))
+    _check_creatable(flag, path, storage.resolved(path))
   _check_files_and_directories_apart(outputs, output_dirs)
   identities = {}
   for flag, path in inputs:
     identities.setdefault(_identity(path), (flag, path, "an input"))
   for flag, path in outputs:
-    target = file_io.resolved(path)
-    kind = file_io.kind_of_file(target)
+    target = storage.resolved(path)
+    kind = storage.kind_of_file(target)
     if kind is not None:
       raise ValueError(f"{flag}={path} is {kind}, not a regular file; "
                        f"refusing to replace it")
@@ -62,9 +62,9 @@ def _check_files_and_directories_apart(outputs, output_dirs):
   """An output directory may not be an output file, nor lie under one:
   the run would do all its work, then fail making the directory."""
   for dir_flag, directory in output_dirs:
-    directory_at = os.path.abspath(file_io.resolved(directory))
+    directory_at = os.path.abspath(storage.resolved(directory))
     for flag, path in outputs:
-      file_at = os.path.abspath(file_io.resolved(path))
+      file_at = os.path.abspath(storage.resolved(path))
       if directory_at == file_at:
         raise ValueError(f"{dir_flag}={directory} is where {flag} writes "
                          f"{path}: one path cannot be a directory and a file")
@@ -77,8 +77,8 @@ def _identity(path):
   """What two paths share when they name the same file: the device and
   inode of an existing local file (through symlinks and hard links), else
   the resolved path."""
-  target = file_io.resolved(path)  # where a write lands: "..", links
-  if not file_io.is_url(path):
+  target = storage.resolved(path)  # where a write lands: "..", links
+  if not storage.is_url(path):
     try:
       status = os.stat(target)
       return ("inode", status.st_dev, status.st_ino)
@@ -90,7 +90,7 @@ def _identity(path):
 def _check_creatable(flag, path, directory):
   """The nearest existing ancestor of `directory` must be a writable
   directory (missing ones in between are created when writing)."""
-  if file_io.is_url(directory) or not directory:
+  if storage.is_url(directory) or not directory:
     return
   ancestor = os.path.abspath(directory)
   while not os.path.exists(ancestor):

@@ -23,7 +23,7 @@ import re
 import time
 import uuid
 
-from bert_tf.files import file_io
+from bert_tf.files import atomic_outputs, storage
 from bert_tf.pretraining import documents, pipeline as pretraining_data
 
 
@@ -98,16 +98,16 @@ def _finalize(results, jobs):
     _remove_staged(jobs)
     return
   pending = [(staged_file, output_file) for _, staged_file, output_file in jobs
-             if file_io.exists(staged_file)]
-  file_io.replace_all([staged for staged, _ in pending],
+             if storage.exists(staged_file)]
+  atomic_outputs.replace_all([staged for staged, _ in pending],
                       [output for _, output in pending])
   logger.info("Renamed %d shards into place", len(pending))
 
 
 def _remove_staged(jobs):
   for _, staged_file, _ in jobs:
-    if file_io.exists(staged_file):
-      file_io.remove(staged_file)
+    if storage.exists(staged_file):
+      storage.remove(staged_file)
 
 
 # Runners whose workers run on other machines than the launcher's.
@@ -125,7 +125,7 @@ def check_paths_reach_workers(runner, flagged_paths):
   if runner not in _REMOTE_RUNNERS:
     return
   for flag, path in flagged_paths:
-    if not file_io.is_url(path):
+    if not storage.is_url(path):
       raise ValueError(f"{flag}={path}: {runner}'s workers cannot read "
                        f"this machine's files; give a gs:// path")
 
@@ -192,12 +192,12 @@ def create_with_beam(input_files, output_dir, tokenizer_options, options,
       two input files would write the same shard.
   """
   outputs = pretraining_data.output_files_for(input_files, output_dir)
-  file_io.makedirs(output_dir)
-  file_io.remove_stale_temporaries(output_dir, "|".join(
+  storage.makedirs(output_dir)
+  atomic_outputs.remove_stale_temporaries(output_dir, "|".join(
       re.escape(os.path.basename(output)) for output in outputs.values()))
   run = uuid.uuid4().hex  # this run's temporaries: <shard>.tmp-<run>
-  jobs = [(input_file, f"{file_io.resolved(output)}.tmp-{run}",
-           file_io.resolved(output))
+  jobs = [(input_file, f"{storage.resolved(output)}.tmp-{run}",
+           storage.resolved(output))
           for input_file, output in outputs.items()]
   # Local workers log to stderr themselves; their logs, relayed, would
   # print every line twice.

@@ -12,7 +12,7 @@ import logging
 import os
 import time
 
-from bert_tf.files import file_io
+from bert_tf.files import atomic_outputs, input_checks, storage
 from bert_tf.pretraining import documents
 
 logger = logging.getLogger(__name__)
@@ -34,10 +34,10 @@ def document_aligned_ranges(path, shard_bytes):
       create_pretraining_data would refuse it), naming the file and line.
   """
   documents.check_text_files([path])
-  total = file_io.size(path)
+  total = storage.size(path)
   ranges, start, offset = [], 0, 0
   began, next_log = time.time(), _LOGGED_EVERY
-  for _, raw_line, line in file_io.utf8_lines_with_bytes(path):
+  for _, raw_line, line in input_checks.utf8_lines_with_bytes(path):
     offset += len(raw_line)
     if offset - start >= shard_bytes and not line.strip():
       ranges.append((start, offset))
@@ -65,18 +65,18 @@ def other_splits(input_file, output_dir, paths):
   """Shards of `input_file` in output_dir that are not `paths` (another
   split's, which a glob over the directory would mix in)."""
   stem, extension = os.path.splitext(os.path.basename(input_file))
-  pattern = os.path.join(file_io.glob_escape(output_dir),
-                         f"{file_io.glob_escape(stem)}-*-of-*"
-                         f"{file_io.glob_escape(extension)}")
+  pattern = os.path.join(storage.glob_escape(output_dir),
+                         f"{storage.glob_escape(stem)}-*-of-*"
+                         f"{storage.glob_escape(extension)}")
   ours = set(paths)
-  return [path for path in file_io.glob(pattern) if path not in ours]
+  return [path for path in storage.glob(pattern) if path not in ours]
 
 
 def write_shards(input_file, ranges, paths):
   """Copies each byte range to its path; the shards appear together, and
-  only when all are complete (file_io.AtomicFiles)."""
-  with file_io.open_file(input_file, "rb") as reader, \
-      file_io.AtomicFiles(paths, "wb") as writers:
+  only when all are complete (atomic_outputs.AtomicFiles)."""
+  with storage.open_file(input_file, "rb") as reader, \
+      atomic_outputs.AtomicFiles(paths, "wb") as writers:
     for (start, end), writer in zip(ranges, writers):
       reader.seek(start)
       left = end - start

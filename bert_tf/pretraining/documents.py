@@ -6,7 +6,7 @@ import logging
 import time
 
 from bert_tf.data import tfrecords
-from bert_tf.files import file_io
+from bert_tf.files import input_checks
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ def stripped_lines(input_files):
   names the file and line), and strips Python whitespace.
   """
   for input_file in input_files:
-    for _, line in file_io.utf8_lines(input_file):
+    for _, line in input_checks.utf8_lines(input_file):
       yield line.strip()
 
 

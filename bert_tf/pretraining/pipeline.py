@@ -17,7 +17,7 @@ import time
 from bert_tf import parallel
 from bert_tf import tokenization
 from bert_tf.data.tfrecords import RoundRobinWriter
-from bert_tf.files import file_io
+from bert_tf.files import atomic_outputs
 from bert_tf.pretraining import features as pretraining_features
 from bert_tf.pretraining.documents import read_documents
 from bert_tf.pretraining.instances import Vocabulary, instance_passes, shuffle
@@ -83,7 +83,7 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
     input_files: text files, one sentence per line, blank line between
       documents; read in order as one corpus.
     output_files: TFRecord files, written round-robin; together and
-      atomically (file_io.AtomicFiles) unless atomic=False, for files a
+      atomically (atomic_outputs.AtomicFiles) unless atomic=False, for files a
       caller has staged itself.
     tokenizer: a tokenization.FullTokenizer.
     options: InstanceOptions.
@@ -195,7 +195,7 @@ def create_in_parallel(input_files, output_dir, tokenizer_options, options,
   outputs = output_files_for(input_files, output_dir)
   start, summaries = time.time(), {}
   # Workers write the staged temporaries; all are renamed when all are done.
-  staged = file_io.AtomicFiles(list(outputs.values()), "wb")
+  staged = atomic_outputs.AtomicFiles(list(outputs.values()), "wb")
   with staged, parallel.pool(num_workers, _log_as_this_process) as pool:
     futures = {
         pool.submit(create_shard, input_file, temporary, tokenizer_options,

@@ -17,7 +17,7 @@ from typing import Optional
 
 import tensorflow as tf
 
-from bert_tf.files import file_io
+from bert_tf.files import input_checks, run_lock, storage
 from bert_tf.files.eval_results import write_eval_results
 from bert_tf.models.pretrainer import BertPretrainer
 from bert_tf.pretraining.dataset import find_bad_record, pretraining_dataset
@@ -81,13 +81,13 @@ def run_pretraining(options, strategy):
       None, options.max_seq_length, needs_vocab=False)
   run_files.check_model_to_use(options.do_train, model.init_checkpoint,
                                options.output_dir, "evaluate")
-  input_files = file_io.input_files(options.input_file)
+  input_files = input_checks.input_files(options.input_file)
   model_files = run_setup.model_files(model)
   run_files.check_run_outputs(
       options.output_dir, [EVAL_RESULTS_FILE],
       [*(("--input_file", path) for path in input_files),
        *model.input_files()], model.init_checkpoint, model_files=model_files)
-  with file_io.owned_directory(options.output_dir, "--output_dir",
+  with run_lock.owned_directory(options.output_dir, "--output_dir",
                                owned=distribution.is_chief(strategy)):
     return _train_and_evaluate(options, strategy, model, input_files,
                                model_files)
@@ -130,7 +130,7 @@ def _train_and_evaluate(options, strategy, model, input_files, model_files):
       options.learning_rate, options.num_warmup_steps, options.optimizer,
       options.seed, model.init_checkpoint,
       options.train_batch_size if options.do_train else None)
-  file_io.makedirs(options.output_dir)
+  storage.makedirs(options.output_dir)
   if trainer.is_chief:
     # Once the checkpoint to go on from has loaded: the model is this one.
     run_files.write_model_files(options.output_dir, model_files)

@@ -18,7 +18,7 @@ from typing import Optional
 from bert_tf import tokenization
 from bert_tf.data import batching
 from bert_tf.data.feature_records import write_feature_records
-from bert_tf.files import export, file_io
+from bert_tf.files import atomic_outputs, export, run_lock, storage
 from bert_tf.files.eval_results import eval_results_text
 from bert_tf.tasks.task import SplitData
 from bert_tf.text.tokenizer import InGraphTokenizer
@@ -88,7 +88,7 @@ def run_fine_tuning(task, options, strategy):
   _check_outputs(task, options, examples, model, model_files)
   run_files.check_model_to_use(options.do_train, model.init_checkpoint,
                                options.output_dir, "evaluate or predict")
-  with file_io.owned_directory(options.output_dir, "--output_dir",
+  with run_lock.owned_directory(options.output_dir, "--output_dir",
                                owned=distribution.is_chief(strategy)):
     return _train_evaluate_predict(task, options, strategy, model, examples,
                                    model_files)
@@ -115,7 +115,7 @@ def _train_evaluate_predict(task, options, strategy, model, examples,
       options.learning_rate, num_warmup_steps, options.optimizer,
       options.seed, model.init_checkpoint,
       options.train_batch_size if options.do_train else None)
-  file_io.makedirs(options.output_dir)
+  storage.makedirs(options.output_dir)
   if trainer.is_chief:
     # Once the checkpoint to go on from has loaded: the model is this one.
     run_files.write_model_files(options.output_dir, model_files)
@@ -175,7 +175,7 @@ def _write_split_outputs(task, split, data, predictions, results, output_dir,
   replaced = [os.path.join(output_dir, name) for name in task.output_set(split)
               if name not in names and name not in written]
   written.update(names)
-  files_set = file_io.AtomicFiles(paths, replaced=replaced)
+  files_set = atomic_outputs.AtomicFiles(paths, replaced=replaced)
   with files_set as files:
     prediction_files = files if results is None else files[:-1]
     if prediction_files:

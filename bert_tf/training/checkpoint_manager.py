@@ -11,7 +11,7 @@ import os
 import re
 
 from bert_tf.checkpoints import tf_checkpoints
-from bert_tf.files import file_io
+from bert_tf.files import atomic_outputs, storage
 
 logger = logging.getLogger(__name__)
 
@@ -41,18 +41,18 @@ def checkpoint_names(directory):
   """
   names = []
   state = os.path.join(directory, STATE_FILE)
-  if file_io.exists(state):
-    with file_io.open_file(state) as reader:
+  if storage.exists(state):
+    with storage.open_file(state) as reader:
       for line in reader:
         key, _, value = line.partition(":")
         if key.strip() == "all_model_checkpoint_paths":
           names.append(os.path.basename(value.strip().strip('"')))
   listed = [name for name in names
-            if file_io.exists(os.path.join(directory, f"{name}.index"))]
+            if storage.exists(os.path.join(directory, f"{name}.index"))]
   if listed:
     return listed
   found = sorted(
-      (os.path.basename(path)[:-len(".index")] for path in file_io.glob(
+      (os.path.basename(path)[:-len(".index")] for path in storage.glob(
           os.path.join(directory, "model.ckpt-*.index"))
        if _STEP.fullmatch(os.path.basename(path))),
       key=lambda name: int(name.rpartition("-")[2]))
@@ -82,7 +82,7 @@ class CheckpointManager:
   def save(self, step):
     """Writes model.ckpt-<step>, updates the index, drops the oldest."""
     name = f"model.ckpt-{step}"
-    file_io.remove_stale_temporaries(self.directory, r"model\.ckpt-\d+")
+    atomic_outputs.remove_stale_temporaries(self.directory, r"model\.ckpt-\d+")
     tf_checkpoints.save_checkpoint(
         self.model, os.path.join(self.directory, name),
         global_step=step, optimizer=self.optimizer)
@@ -91,8 +91,8 @@ class CheckpointManager:
                           self.kept[-self.keep_checkpoint_max:])
     self._write_state()
     for old in dropped:
-      for path in file_io.glob(os.path.join(self.directory, f"{old}.*")):
-        file_io.remove(path)
+      for path in storage.glob(os.path.join(self.directory, f"{old}.*")):
+        storage.remove(path)
     logger.info("Saved %s", name)
     return os.path.join(self.directory, name)
 
@@ -154,5 +154,5 @@ class CheckpointManager:
     lines = [f'model_checkpoint_path: "{self.kept[-1]}"']
     lines += [f'all_model_checkpoint_paths: "{name}"' for name in self.kept]
     state = os.path.join(self.directory, STATE_FILE)
-    with file_io.atomic_write(state) as writer:
+    with atomic_outputs.atomic_write(state) as writer:
       writer.write("\n".join(lines) + "\n")

@@ -9,7 +9,7 @@ import logging
 import os
 
 from bert_tf.checkpoints import huggingface
-from bert_tf.files import file_io, output_paths
+from bert_tf.files import atomic_outputs, output_paths, storage
 from bert_tf.training.checkpoint_manager import (STATE_FILE, checkpoint_names,
                                                  is_run_checkpoint)
 
@@ -35,8 +35,8 @@ def checkpoint_inputs(init_checkpoint):
   if huggingface.is_folder(init_checkpoint):
     return [("--init_checkpoint", path)
             for path in huggingface.folder_files(init_checkpoint)]
-  return [("--init_checkpoint", path) for path in file_io.glob(
-      f"{file_io.glob_escape(init_checkpoint)}.*")]
+  return [("--init_checkpoint", path) for path in storage.glob(
+      f"{storage.glob_escape(init_checkpoint)}.*")]
 
 
 def check_run_outputs(output_dir, file_names, inputs, init_checkpoint=None,
@@ -92,7 +92,7 @@ def _check_apart_from_init_checkpoint(output_dir, init_checkpoint):
 def _same_directory(first, second):
   """Whether two paths name one directory (through links); False where one
   is missing."""
-  if file_io.is_url(first) or file_io.is_url(second):
+  if storage.is_url(first) or storage.is_url(second):
     return first.rstrip("/") == second.rstrip("/")
   try:
     return os.path.samefile(first or ".", second)
@@ -107,8 +107,8 @@ def _files_to_write(output_dir, files):
   new = {}
   for name, content in files.items():
     path = os.path.join(output_dir, name)
-    if file_io.exists(path) and file_io.kind_of_file(path) is None:
-      with file_io.open_file(path, "rb") as reader:
+    if storage.exists(path) and storage.kind_of_file(path) is None:
+      with storage.open_file(path, "rb") as reader:
         if reader.read() == content:
           continue
       raise ValueError(
@@ -125,7 +125,7 @@ def write_model_files(output_dir, files):
   new = _files_to_write(output_dir, files)
   if not new:
     return
-  with file_io.AtomicFiles(list(new), "wb") as writers:
+  with atomic_outputs.AtomicFiles(list(new), "wb") as writers:
     for writer, content in zip(writers, new.values()):
       writer.write(content)
   logger.info("Wrote %s into %s: it is a model directory",

@@ -19,7 +19,7 @@ from bert_tf.checkpoints import (conversion, huggingface, huggingface_config,
                                  tf_checkpoints)
 from bert_tf.wordpiece import rules, tokenizer_json, vocabulary
 from bert_tf.config import BertConfig
-from bert_tf.files import file_io
+from bert_tf.files import input_checks, storage
 from bert_tf.training import run_files
 
 logger = logging.getLogger(__name__)
@@ -126,9 +126,9 @@ def model_directory_of(init_checkpoint, prefix):
     return None
   if huggingface.is_folder(prefix):  # a sentence-transformers folder's too
     return prefix
-  directory = init_checkpoint if file_io.isdir(init_checkpoint) else \
+  directory = init_checkpoint if storage.isdir(init_checkpoint) else \
       os.path.dirname(prefix)
-  if file_io.exists(os.path.join(directory, CONFIG_FILE)):
+  if storage.exists(os.path.join(directory, CONFIG_FILE)):
     return directory
   return None
 
@@ -140,7 +140,7 @@ def _config(bert_config_file, source, model_dir):
   if source is not None:
     folder_file = _config_file_of(source, model_dir)
   if bert_config_file:
-    file_io.check_input_file("--bert_config_file", bert_config_file)
+    input_checks.check_input_file("--bert_config_file", bert_config_file)
     config = huggingface_config.read_config(bert_config_file)
     differences = ", ".join(
         f"{field.name} {getattr(config, field.name)} against "
@@ -167,7 +167,7 @@ def _vocab_file(vocab_file, source, model_dir, needs_vocab):
   has one, else the directory's."""
   folder_vocab = source.vocab_file if source is not None else None
   if vocab_file:
-    file_io.check_input_file("--vocab_file", vocab_file)
+    input_checks.check_input_file("--vocab_file", vocab_file)
     if folder_vocab and rules.load_vocab(vocab_file) != \
         rules.load_vocab(folder_vocab):
       raise ValueError(
@@ -227,11 +227,11 @@ def model_files(run_model, labels_fields=None):
   if os.path.basename(vocab_file) == TOKENIZER_FILE:
     tokenizer_config = os.path.join(os.path.dirname(vocab_file),
                                     huggingface.TOKENIZER_CONFIG_FILE)
-    sources += [tokenizer_config] if file_io.exists(tokenizer_config) else []
+    sources += [tokenizer_config] if storage.exists(tokenizer_config) else []
     names = [os.path.basename(path) for path in sources]
   else:
     names = [VOCAB_FILE]
   for name, path in zip(names, sources):
-    with file_io.open_file(path, "rb") as reader:
+    with storage.open_file(path, "rb") as reader:
       files[name] = reader.read()
   return files

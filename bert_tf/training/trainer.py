@@ -23,7 +23,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf.checkpoints import tf_checkpoints
-from bert_tf.files import file_io
+from bert_tf.files import storage
 from bert_tf.training import distribution, optimization, precision
 from bert_tf.training.checkpoint_manager import CheckpointManager
 from bert_tf.training.progress import Progress
@@ -276,7 +276,7 @@ class Trainer:
   def _summary_writer(self, directory):
     if not self.is_chief:
       return tf.summary.create_noop_writer()
-    file_io.makedirs(directory)
+    storage.makedirs(directory)
     return tf.summary.create_file_writer(directory)
 
 

@@ -10,7 +10,7 @@ TensorFlow here.
 
 import unicodedata
 
-from bert_tf.files import file_io
+from bert_tf.files import storage
 from bert_tf.wordpiece import tokenizer_json
 
 PAD_TOKEN = "[PAD]"
@@ -62,7 +62,7 @@ def _read_vocab_txt(vocab_file):
   decoded dropping invalid bytes, then stripped. Decoded and split as one
   text: the same tokens as line by line (no invalid sequence can take in a
   b"\\n"), faster (31 ms against 44 for the multilingual vocabulary)."""
-  with file_io.open_file(vocab_file, "rb") as reader:
+  with storage.open_file(vocab_file, "rb") as reader:
     data = reader.read()
   lines = convert_to_unicode(data).split("\n")
   if not data or data.endswith(b"\n"):  # no line after the last b"\n"

@@ -20,7 +20,7 @@ import unicodedata
 from absl import logging
 
 from bert_tf import tokenization
-from bert_tf.files import file_io
+from bert_tf.files import atomic_outputs, storage
 from bert_tf.wordpiece.rules import (PAD_TOKEN, SPECIAL_TOKENS,
                                        check_casing, check_special_tokens,
                                        read_vocabulary)
@@ -75,7 +75,7 @@ def write_vocab(tokens, path):
   if len(set(tokens)) != len(tokens):
     repeated = next(token for token in tokens if tokens.count(token) > 1)
     raise ValueError(f"{path}: token {repeated!r} repeats; ids would clash")
-  with file_io.atomic_write(path) as writer:
+  with atomic_outputs.atomic_write(path) as writer:
     writer.write("".join(f"{token}\n" for token in tokens))
 
 
@@ -206,7 +206,7 @@ def official_vocabularies():
 def file_md5(path):
   """Hex md5 of a file's bytes."""
   digest = hashlib.md5()
-  with file_io.open_file(path, "rb") as reader:
+  with storage.open_file(path, "rb") as reader:
     for block in iter(lambda: reader.read(1 << 20), b""):
       digest.update(block)
   return digest.hexdigest()

@@ -5,19 +5,19 @@ import uuid
 
 import pytest
 
-from bert_tf.files import file_io
+from bert_tf.files import atomic_outputs, input_checks, run_lock, storage
 from tests.support.helpers import hold_in_another_process
 
 
 def test_atomic_write_replaces_only_when_complete(tmp_path):
   path = tmp_path / "out.txt"
   path.write_text("old")
-  with file_io.atomic_write(str(path)) as writer:
+  with atomic_outputs.atomic_write(str(path)) as writer:
     writer.write("new")
     assert path.read_text() == "old"  # not yet visible
   assert path.read_text() == "new"
   with pytest.raises(RuntimeError):
-    with file_io.atomic_write(str(path)) as writer:
+    with atomic_outputs.atomic_write(str(path)) as writer:
       writer.write("half")
       raise RuntimeError("interrupted")
   assert path.read_text() == "new"
@@ -26,7 +26,7 @@ def test_atomic_write_replaces_only_when_complete(tmp_path):
 
 def test_atomic_write_creates_missing_directories(tmp_path):
   path = tmp_path / "new" / "dir" / "out.txt"
-  with file_io.atomic_write(str(path)) as writer:
+  with atomic_outputs.atomic_write(str(path)) as writer:
     writer.write("text")
   assert path.read_text() == "text"
 
@@ -35,12 +35,12 @@ def test_input_files_names_the_flag_and_the_glob(tmp_path):
   (tmp_path / "b.txt").write_text("text")
   (tmp_path / "a.txt").write_text("text")
   (tmp_path / "empty.txt").write_text("")
-  assert file_io.input_files(f"{tmp_path}/[ab].txt") == [
+  assert input_checks.input_files(f"{tmp_path}/[ab].txt") == [
       str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
   with pytest.raises(ValueError, match="--corpus: .*nothing.txt matches no"):
-    file_io.input_files([str(tmp_path / "nothing.txt")], flag_name="--corpus")
+    input_checks.input_files([str(tmp_path / "nothing.txt")], flag_name="--corpus")
   with pytest.raises(ValueError, match="empty.txt is empty"):
-    file_io.input_files(f"{tmp_path}/a.txt,{tmp_path}/empty.txt")
+    input_checks.input_files(f"{tmp_path}/a.txt,{tmp_path}/empty.txt")
 
 
 def special_files(directory):
@@ -61,7 +61,7 @@ def test_special_files_are_refused_not_replaced(tmp_path):
   for kind, path in special_files(tmp_path).items():
     before = os.stat(path)
     with pytest.raises(ValueError, match=f"is {kind}, not a regular file"):
-      with file_io.atomic_write(str(path)) as writer:
+      with atomic_outputs.atomic_write(str(path)) as writer:
         writer.write("never written")
     after = os.stat(path)
     assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
@@ -74,13 +74,13 @@ def test_a_symlink_is_written_through_to_its_target(tmp_path):
   target.write_text("old")
   link = tmp_path / "link.txt"
   link.symlink_to(target)
-  with file_io.atomic_write(str(link)) as writer:
+  with atomic_outputs.atomic_write(str(link)) as writer:
     writer.write("new")
   assert link.is_symlink() and os.readlink(link) == str(target)
   assert target.read_text() == "new"
   dangling = tmp_path / "dangling.txt"
   dangling.symlink_to(tmp_path / "data" / "created.txt")
-  with file_io.atomic_write(str(dangling)) as writer:
+  with atomic_outputs.atomic_write(str(dangling)) as writer:
     writer.write("made")
   assert dangling.is_symlink()
   assert (tmp_path / "data" / "created.txt").read_text() == "made"
@@ -90,7 +90,7 @@ def test_the_replaced_file_keeps_its_permissions(tmp_path):
   path = tmp_path / "private.txt"
   path.write_text("old")
   path.chmod(0o600)
-  with file_io.atomic_write(str(path)) as writer:
+  with atomic_outputs.atomic_write(str(path)) as writer:
     writer.write("new")
   assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
@@ -100,7 +100,7 @@ def test_a_set_of_files_is_replaced_together_or_not_at_all(tmp_path):
   for path in paths:
     path.write_text("old")
   with pytest.raises(RuntimeError):
-    with file_io.AtomicFiles([str(path) for path in paths]) as files:
+    with atomic_outputs.AtomicFiles([str(path) for path in paths]) as files:
       for file in files:
         file.write("new")
       assert [path.read_text() for path in paths] == ["old"] * 3
@@ -108,10 +108,10 @@ def test_a_set_of_files_is_replaced_together_or_not_at_all(tmp_path):
   assert [path.read_text() for path in paths] == ["old"] * 3
   with pytest.raises(ValueError, match="adir is a directory"):
     (tmp_path / "adir").mkdir()
-    with file_io.AtomicFiles([str(paths[0]), str(tmp_path / "adir")]):
+    with atomic_outputs.AtomicFiles([str(paths[0]), str(tmp_path / "adir")]):
       pass
   assert paths[0].read_text() == "old"
-  with file_io.AtomicFiles([str(path) for path in paths]) as files:
+  with atomic_outputs.AtomicFiles([str(path) for path in paths]) as files:
     for file in files:
       file.write("new")
   assert [path.read_text() for path in paths] == ["new"] * 3
@@ -121,7 +121,7 @@ def test_a_set_of_files_is_replaced_together_or_not_at_all(tmp_path):
 def test_an_output_given_twice_is_refused(tmp_path):
   path = str(tmp_path / "a.txt")
   with pytest.raises(ValueError, match="a.txt is given more than once"):
-    with file_io.AtomicFiles([path, path]):
+    with atomic_outputs.AtomicFiles([path, path]):
       pass
 
 
@@ -141,7 +141,7 @@ def test_stale_temporaries_are_removed_and_held_ones_kept(tmp_path):
     path.write_text("the user's")
   with open(held, "w") as live_writer:
     fcntl.flock(live_writer, fcntl.LOCK_EX)  # another writer, still running
-    with file_io.atomic_write(str(output)) as writer:
+    with atomic_outputs.atomic_write(str(output)) as writer:
       writer.write("new")
     assert os.path.exists(held) and not os.path.exists(stale)
   assert output.read_text() == "new"
@@ -153,7 +153,7 @@ def test_checkpoint_style_temporaries_go_as_a_group(tmp_path):
   for suffix in ("", ".index", ".data-00000-of-00001"):
     (tmp_path / f"{os.path.basename(stem)}{suffix}").write_text("x")
   (tmp_path / "model.ckpt-5.index").write_text("kept")
-  removed = file_io.remove_stale_temporaries(str(tmp_path),
+  removed = atomic_outputs.remove_stale_temporaries(str(tmp_path),
                                              r"model\.ckpt-\d+")
   assert len(removed) == 3
   assert os.listdir(tmp_path) == ["model.ckpt-5.index"]
@@ -162,7 +162,7 @@ def test_checkpoint_style_temporaries_go_as_a_group(tmp_path):
 def test_input_files_refuses_special_files(tmp_path):
   os.mkfifo(tmp_path / "fifo")
   with pytest.raises(ValueError, match="fifo is a FIFO, not a file"):
-    file_io.input_files(str(tmp_path / "fifo"))
+    input_checks.input_files(str(tmp_path / "fifo"))
 
 
 def test_a_directory_is_owned_by_one_run_at_a_time(tmp_path):
@@ -172,22 +172,22 @@ def test_a_directory_is_owned_by_one_run_at_a_time(tmp_path):
     with pytest.raises(ValueError, match=(
         f"--output_dir={directory} is in use by another run "
         f"\\(pid {holder.pid}\\)")):
-      with file_io.owned_directory(str(directory), "--output_dir"):
+      with run_lock.owned_directory(str(directory), "--output_dir"):
         pass
   finally:
     holder.kill()  # as kill -9: the kernel lets go of the hold
     holder.wait()
-  with file_io.owned_directory(str(directory), "--output_dir"):
+  with run_lock.owned_directory(str(directory), "--output_dir"):
     with pytest.raises(ValueError, match=f"pid {os.getpid()}"):
-      with file_io.owned_directory(str(directory), "--output_dir"):
+      with run_lock.owned_directory(str(directory), "--output_dir"):
         pass
-  with file_io.owned_directory(str(directory), "--output_dir", owned=False):
+  with run_lock.owned_directory(str(directory), "--output_dir", owned=False):
     pass
   assert os.listdir(directory) == []  # the lock file goes with its run
   fresh = tmp_path / "fresh"
   with pytest.raises(RuntimeError):
-    with file_io.owned_directory(str(fresh), "--output_dir"):
-      assert os.listdir(fresh) == [file_io.RUN_LOCK_FILE]
+    with run_lock.owned_directory(str(fresh), "--output_dir"):
+      assert os.listdir(fresh) == [run_lock.RUN_LOCK_FILE]
       raise RuntimeError("the run failed before writing anything")
   assert not fresh.exists()
 
@@ -207,13 +207,13 @@ def test_the_run_lock_follows_no_link_and_opens_no_special_file(tmp_path):
   for number, (kind, make) in enumerate(makers):
     directory = tmp_path / f"output{number}"
     directory.mkdir()
-    lock = directory / file_io.RUN_LOCK_FILE
+    lock = directory / run_lock.RUN_LOCK_FILE
     make(lock)
     before = os.lstat(lock)
     with pytest.raises(ValueError, match=(
         f"--output_dir={directory}: {lock} is {kind}, not the run "
         f"lock file")):
-      with file_io.owned_directory(str(directory), "--output_dir"):
+      with run_lock.owned_directory(str(directory), "--output_dir"):
         pass
     after = os.lstat(lock)
     assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
@@ -224,8 +224,8 @@ def test_the_run_lock_follows_no_link_and_opens_no_special_file(tmp_path):
 def test_a_dangling_output_dir_link_is_held_in_its_made_target(tmp_path):
   link = tmp_path / "link"
   link.symlink_to(tmp_path / "made" / "output")
-  with file_io.owned_directory(str(link), "--output_dir"):
-    assert os.listdir(tmp_path / "made" / "output") == [file_io.RUN_LOCK_FILE]
+  with run_lock.owned_directory(str(link), "--output_dir"):
+    assert os.listdir(tmp_path / "made" / "output") == [run_lock.RUN_LOCK_FILE]
   assert link.is_symlink()
   assert not (tmp_path / "made" / "output").exists()  # made, left empty
 
@@ -249,7 +249,7 @@ def test_temporary_names_that_are_links_or_fifos_are_not_ours(tmp_path):
   beside.write_text("belongs to the FIFO's name")
   stale = tmp_path / stale_name(output.name)
   stale.write_text("left by a killed run")
-  with file_io.atomic_write(str(output)) as writer:
+  with atomic_outputs.atomic_write(str(output)) as writer:
     writer.write("new")
   assert not stale.exists()
   assert link.is_symlink() and dir_link.is_symlink()
@@ -263,17 +263,17 @@ def test_a_full_disk_in_safetensors_is_named(tmp_path):
   disk; a file inside the temporary of what is written names that."""
   from safetensors import SafetensorError
   output = str(tmp_path / "hf")
-  with pytest.raises(file_io.DiskFullError, match=(
+  with pytest.raises(storage.DiskFullError, match=(
       f"^no space left on device writing {output}$")):
-    with file_io.held_temporary(output, directory=True):
+    with atomic_outputs.held_temporary(output, directory=True):
       raise SafetensorError("Error while serializing: I/O error: No space "
                             "left on device (os error 28)")
-  with pytest.raises(file_io.DiskFullError, match=(
+  with pytest.raises(storage.DiskFullError, match=(
       f"^no space left on device writing {output}$")):
-    with file_io.held_temporary(output, directory=True) as temporary:
-      with file_io.held_temporary(f"{temporary}/model.ckpt"):
+    with atomic_outputs.held_temporary(output, directory=True) as temporary:
+      with atomic_outputs.held_temporary(f"{temporary}/model.ckpt"):
         raise OSError(28, "No space left on device")
   with pytest.raises(SafetensorError):
-    with file_io.naming_full_disk(output):
+    with storage.naming_full_disk(output):
       raise SafetensorError("Error while deserializing header")
   assert os.listdir(tmp_path) == []

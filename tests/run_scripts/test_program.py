@@ -63,10 +63,10 @@ _WRITING_WITH_A_WORKER = """
 import concurrent.futures, multiprocessing, os, sys, time
 sys.path[:0] = [{project!r}, {project!r} + "/run_scripts"]
 import program
-from bert_tf.files import file_io
+from bert_tf.files import atomic_outputs
 
 def main(argv):
-  with file_io.atomic_write(argv[1]) as writer:
+  with atomic_outputs.atomic_write(argv[1]) as writer:
     writer.write("half")
     with concurrent.futures.ProcessPoolExecutor(
         1, mp_context=multiprocessing.get_context("fork")) as pool:

@@ -9,11 +9,11 @@ hold_in_another_process waits for that line).
 import sys
 import time
 
-from bert_tf.files import file_io
+from bert_tf.files import run_lock
 
 
 def main():
-  with file_io.owned_directory(sys.argv[1], "--output_dir"):
+  with run_lock.owned_directory(sys.argv[1], "--output_dir"):
     print("held", flush=True)
     time.sleep(600)
 

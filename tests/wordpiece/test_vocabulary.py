@@ -4,7 +4,7 @@ import os
 import pytest
 
 from bert_tf import tokenization
-from bert_tf.files import file_io
+from bert_tf.files import storage
 from bert_tf.wordpiece import vocabulary
 from tests.support.helpers import SHARED_DIR
 
@@ -68,7 +68,7 @@ def test_write_vocab_replaces_whole_file_or_leaves_it(tmp_path, monkeypatch):
 
   def failing_rename(*args, **kwargs):
     raise OSError("disk full")
-  monkeypatch.setattr(file_io, "rename", failing_rename)
+  monkeypatch.setattr(storage, "rename", failing_rename)
   with pytest.raises(OSError, match="disk full"):
     vocabulary.write_vocab(["[PAD]", "newer"], path)
   assert list(tokenization.load_vocab(path)) == ["[PAD]", "new", "tokens"]

@@ -11,7 +11,7 @@ import csv
 import dataclasses
 from typing import Optional
 
-from bert_tf.files import file_io
+from bert_tf.files import input_checks, storage
 
 # csv's default limit is 128 KB; GLUE-format files of a user's own long texts
 # (truncated to max_seq_length later anyway) may hold longer fields.
@@ -167,7 +167,7 @@ def read_examples(task, data_dir, split, language="zh"):
   """
   split_format = task.splits[split]
   path = split_path(task, data_dir, split)
-  if not file_io.exists(path):
+  if not storage.exists(path):
     raise ValueError(f"{path}: no such file (the {split} set of "
                      f"{task.name})")
   columns = [column for column in (
@@ -209,13 +209,13 @@ def _rows(path):
     ValueError: text that is not UTF-8, naming the file and line.
   """
   csv.field_size_limit(max(csv.field_size_limit(), _LONGEST_FIELD))
-  with file_io.open_file(path) as reader:
+  with storage.open_file(path) as reader:
     rows = csv.reader(_without_bom(reader), delimiter="\t", quotechar=None)
     try:
       for row in rows:
         yield rows.line_num, row
     except UnicodeDecodeError as error:
-      raise ValueError(f"{path}:{file_io.first_undecodable_line(path)}: not UTF-8 "
+      raise ValueError(f"{path}:{input_checks.first_undecodable_line(path)}: not UTF-8 "
                        f"text ({error.reason})") from None
 
 

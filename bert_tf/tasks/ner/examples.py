@@ -12,7 +12,7 @@ read with the file and line number.
 
 import dataclasses
 
-from bert_tf.files import file_io
+from bert_tf.files import input_checks
 
 # CoNLL-2003's entity types.
 ENTITY_TYPES = ("PER", "LOC", "ORG", "MISC")
@@ -48,7 +48,7 @@ def read_conll(path, flag="--data_dir"):
     ValueError: the file is missing, a line has another number of columns
       or an unknown tag; naming the file and line.
   """
-  file_io.check_input_file(flag, path)
+  input_checks.check_input_file(flag, path)
   sentences, words, tags = [], [], []
   document, first_line = 0, 0
 
@@ -59,7 +59,7 @@ def read_conll(path, flag="--data_dir"):
       words.clear()
       tags.clear()
 
-  for number, line in file_io.utf8_lines(path):
+  for number, line in input_checks.utf8_lines(path):
     columns = line.split()
     if not columns:
       end_sentence()

@@ -21,7 +21,7 @@ from typing import Optional
 
 import numpy as np
 
-from bert_tf.files import file_io
+from bert_tf.files import input_checks, storage
 
 logger = logging.getLogger(__name__)
 
@@ -107,8 +107,8 @@ def read_squad_examples(input_file, is_training, version_2_with_negative=False,
     ValueError: the file is missing, not JSON or not SQuAD, naming the file
       and the question.
   """
-  file_io.check_input_file(flag_name, input_file)
-  with file_io.open_file(input_file, "rb") as reader:
+  input_checks.check_input_file(flag_name, input_file)
+  with storage.open_file(input_file, "rb") as reader:
     try:
       data = json.load(reader)
     except json.JSONDecodeError as error:

@@ -16,7 +16,7 @@ import dataclasses
 import io
 from typing import Optional
 
-from bert_tf.files import file_io
+from bert_tf.files import input_checks, storage
 
 NUM_CHOICES = 4
 ENDINGS = tuple(f"ending{index}" for index in range(NUM_CHOICES))
@@ -53,9 +53,9 @@ def read_swag(path, labelled, flag="--data_dir"):
     ValueError: the file is missing, empty, not UTF-8 or not in the
       swagaf layout, or a row is bad; naming the file and line.
   """
-  file_io.check_input_file(flag, path)
+  input_checks.check_input_file(flag, path)
   examples = []
-  with file_io.open_file(path, "rb") as binary:
+  with storage.open_file(path, "rb") as binary:
     reader = csv.reader(io.TextIOWrapper(binary, encoding="utf-8-sig",
                                          newline=""))
     try:
@@ -67,7 +67,7 @@ def read_swag(path, labelled, flag="--data_dir"):
           examples.append(_example(path, line, columns, row, labelled))
         line = reader.line_num + 1
     except UnicodeDecodeError as error:
-      raise ValueError(f"{path}:{file_io.first_undecodable_line(path)}: not "
+      raise ValueError(f"{path}:{input_checks.first_undecodable_line(path)}: not "
                        f"UTF-8 text ({error.reason})") from None
     except csv.Error as error:
       raise ValueError(f"{path}:{reader.line_num}: {error}") from None
