@@ -7,10 +7,9 @@ identical output, over bert_tf.wordpiece (which imports no TensorFlow).
 """
 
 from bert_tf.wordpiece.rules import (
-    CJK_RANGES, MAX_INPUT_CHARS_PER_WORD, UNK_TOKEN, check_casing,
-    cleaned_char, code_point_ranges, convert_to_unicode, is_chinese_char,
-    is_control, is_punctuation, is_whitespace, load_vocab, read_vocabulary,
-    strip_accents)
+    CJK_RANGES, MAX_INPUT_CHARS_PER_WORD, UNK_TOKEN, cleaned_char,
+    code_point_ranges, convert_to_unicode, is_chinese_char, is_control,
+    is_punctuation, is_whitespace, load_vocab, read_vocabulary, strip_accents)
 from bert_tf.wordpiece.tokenizer import (
     BasicTokenizer, FullTokenizer, WordpieceTokenizer, convert_by_vocab,
     convert_ids_to_tokens, convert_tokens_to_ids, printable_text,
@@ -24,7 +23,7 @@ _is_punctuation = is_punctuation
 
 __all__ = [
     "BasicTokenizer", "CJK_RANGES", "FullTokenizer", "MAX_INPUT_CHARS_PER_WORD",
-    "UNK_TOKEN", "WordpieceTokenizer", "check_casing", "cleaned_char",
+    "UNK_TOKEN", "WordpieceTokenizer", "cleaned_char",
     "code_point_ranges", "convert_by_vocab", "convert_ids_to_tokens",
     "convert_to_unicode", "convert_tokens_to_ids", "is_chinese_char",
     "is_control", "is_punctuation", "is_whitespace", "load_vocab",

@@ -19,7 +19,7 @@ import program
 from bert_tf.files import input_checks, output_paths
 from bert_tf.pretraining import documents
 from bert_tf.training import option_checks
-from bert_tf.wordpiece import vocabulary
+from bert_tf.wordpiece import learning, rules
 
 flags.DEFINE_list("input_file", None,
                   "Comma-separated text files or globs, read in sorted order.")
@@ -29,7 +29,7 @@ flags.DEFINE_integer("vocab_size", 30522,
 flags.DEFINE_bool("do_lower_case", True,
                   "Lower-case and strip accents first, as the model will.")
 flags.DEFINE_integer(
-    "num_unused", vocabulary.DEFAULT_NUM_UNUSED,
+    "num_unused", learning.DEFAULT_NUM_UNUSED,
     "[unused*] tokens after [PAD]; the default 99 puts [UNK] [CLS] [SEP] "
     "[MASK] at ids 100-103 as in Google's vocabularies.")
 flags.DEFINE_integer(
@@ -53,7 +53,7 @@ def read_lines(files, max_lines):
 
 
 def validate_flags():
-  reserved = FLAGS.num_unused + 1 + len(vocabulary.SPECIAL_TOKENS)
+  reserved = FLAGS.num_unused + 1 + len(rules.SPECIAL_TOKENS)
   if FLAGS.vocab_size < reserved + 2:
     raise ValueError(f"--vocab_size={FLAGS.vocab_size}: must leave room for "
                      f"characters after the {reserved} special tokens (at "
@@ -81,12 +81,12 @@ def main(_):
     raise ValueError(f"--input_file: no text in {', '.join(files)}")
   logging.info("Learning up to %d tokens from %d lines (%.1f s so far)",
                FLAGS.vocab_size, len(lines), time.time() - start)
-  tokens = vocabulary.learn_vocab(
+  tokens = learning.learn_vocab(
       lines, FLAGS.vocab_size, do_lower_case=FLAGS.do_lower_case,
       num_unused=FLAGS.num_unused, min_count=FLAGS.min_count,
       slack_ratio=FLAGS.slack_ratio, num_iterations=FLAGS.num_iterations,
       max_unique_chars=FLAGS.max_unique_chars)
-  vocabulary.write_vocab(tokens, FLAGS.output_file)
+  learning.write_vocab(tokens, FLAGS.output_file)
   logging.info("Wrote %d tokens to %s in %.1f s", len(tokens),
                FLAGS.output_file, time.time() - start)
 

@@ -20,7 +20,7 @@ from bert_tf.checkpoints import conversion
 from bert_tf.data import tfrecords
 from bert_tf.files import input_checks, storage
 from bert_tf.pretraining import features as pretraining_features
-from bert_tf.wordpiece import vocabulary
+from bert_tf.wordpiece import rules, vocabulary
 
 flags.DEFINE_string("input_file", None,
                     "TFRecord file(s): comma-separated globs.")
@@ -111,13 +111,14 @@ def inspect(path, tokenizer):
 def main(_):
   tokenizer = None
   if FLAGS.vocab_file:
-    vocab_file = FLAGS.vocab_file
-    if storage.isdir(vocab_file):
-      vocab_file, _ = conversion.vocabulary_of(vocab_file)
-    input_checks.check_input_file("--vocab_file", vocab_file)
+    if storage.isdir(FLAGS.vocab_file):
+      vocab, _ = conversion.vocabulary_of(FLAGS.vocab_file)
+    else:
+      input_checks.check_input_file("--vocab_file", FLAGS.vocab_file)
+      vocab = rules.read_vocabulary(FLAGS.vocab_file)
     # Ids to pieces: the casing only has to be the file's own.
     tokenizer = tokenization.FullTokenizer(
-        vocab_file, vocabulary.vocab_is_lower_cased(vocab_file))
+        vocab, vocabulary.vocab_is_lower_cased(vocab))
   paths = input_checks.input_files(FLAGS.input_file)
   for path in paths:
     inspect(path, tokenizer)

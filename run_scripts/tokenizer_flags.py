@@ -34,15 +34,16 @@ def vocabulary_and_casing():
   if not FLAGS.vocab_file or not storage.isdir(FLAGS.vocab_file):
     return FLAGS.vocab_file, FLAGS.do_lower_case
   try:
-    vocab_file, tokenizer_files = conversion.vocabulary_of(FLAGS.vocab_file)
+    vocab, tokenizer_files = conversion.vocabulary_of(FLAGS.vocab_file)
   except FileNotFoundError:
     raise ValueError(f"--vocab_file={FLAGS.vocab_file} is a directory with "
                      f"no vocabulary (vocab.txt or tokenizer.json) in "
                      f"it") from None
-  casing, where = vocabulary.model_casing(tokenizer_files, vocab_file,
+  casing, where = vocabulary.model_casing(tokenizer_files, vocab,
                                           do_lower_case())
+  vocabulary.check_casing(vocab, casing, tokenizer_files=tokenizer_files)
   if where is not None:
     logging.info("do_lower_case: %s (from --vocab_file=%s: %s)", casing,
                  FLAGS.vocab_file, where)
-  logging.info("vocab_file: %s", vocab_file)
-  return vocab_file, casing
+  logging.info("vocab_file: %s", vocab.path)
+  return vocab.path, casing

@@ -24,7 +24,7 @@ from bert_tf.checkpoints.names import (ORIGINAL_CONFIG_FILE,
 from bert_tf.config import BertConfig
 from bert_tf.files import atomic_outputs, output_paths, storage
 from bert_tf.files.model_files import model_file, required_model_file
-from bert_tf.wordpiece import rules, tokenizer_json, vocabulary
+from bert_tf.wordpiece import learning, rules, tokenizer_json, vocabulary
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +62,7 @@ class Checkpoint:
     pipeline: a sentence-transformers folder's modules and settings
       (sentence_transformers.Pipeline: an embedder, or a cross-encoder, as
       a Hub cross-encoder's config.json also makes it), else None.
+    vocabulary: vocab_file read once (rules.Vocabulary), or None.
   """
   path: str
   format: str
@@ -74,6 +75,7 @@ class Checkpoint:
   problem_type: object = None
   tokenizer_files: object = None
   pipeline: object = None
+  vocabulary: object = None
 
 
 def detect_format(directory):
@@ -156,41 +158,47 @@ def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
   tokenizer = tokenizer_json.read_folder(directory, model_file)
   checkpoint.tokenizer_files = tokenizer
   checkpoint.do_lower_case = tokenizer.do_lower_case
-  checkpoint.vocab_file = _vocab_file(directory, tokenizer, needs_vocab)
-  if checkpoint.vocab_file is not None:
-    vocabulary.check_vocab_fits(checkpoint.vocab_file,
+  checkpoint.vocabulary = _vocabulary(directory, tokenizer, needs_vocab)
+  if checkpoint.vocabulary is not None:
+    checkpoint.vocab_file = checkpoint.vocabulary.path
+    vocabulary.check_vocab_fits(checkpoint.vocabulary,
                                 checkpoint.config.vocab_size, config_file)
   return checkpoint
 
 
 def vocabulary_of(directory):
-  """(vocab.txt or tokenizer.json, its tokenizer files as
+  """(its vocabulary as rules.Vocabulary, its tokenizer files as
   tokenizer_json.FolderTokenizer) of a model directory, its checkpoint left
   unopened: what a program that only tokenizes takes from one."""
   tokenizer = tokenizer_json.read_folder(directory, model_file)
-  return _vocab_file(directory, tokenizer, True), tokenizer
+  return _vocabulary(directory, tokenizer, True), tokenizer
 
 
-def _vocab_file(directory, tokenizer, needs_vocab):
-  """vocab.txt where the directory has one, else its tokenizer.json; None
-  for neither unless needs_vocab. Where it has both, they must hold the
-  same tokens in the same order (else which one is the model's?)."""
+def _vocabulary(directory, tokenizer, needs_vocab):
+  """vocab.txt where the directory has one, else its tokenizer.json, read
+  (rules.Vocabulary); None for neither unless needs_vocab. Where it has
+  both, they must hold the same tokens in the same order (else which one
+  is the model's?)."""
   vocab_file = model_file(directory, VOCAB_FILE)
   if vocab_file is None:
     vocab_file = tokenizer.tokenizer_file
-  elif tokenizer.settings is not None:
-    _check_same_tokens(vocab_file, tokenizer)
-  if vocab_file is None and needs_vocab:
-    required_model_file(
-        directory, VOCAB_FILE, f"a BERT model directory has its {VOCAB_FILE} "
-        f"(or a {tokenizer_json.TOKENIZER_FILE})")
-  return vocab_file
+  if vocab_file is None:
+    if needs_vocab:
+      required_model_file(
+          directory, VOCAB_FILE, f"a BERT model directory has its "
+          f"{VOCAB_FILE} (or a {tokenizer_json.TOKENIZER_FILE})")
+    return None
+  vocab = rules.read_vocabulary(vocab_file)
+  if vocab_file != tokenizer.tokenizer_file and tokenizer.settings:
+    _check_same_tokens(vocab, tokenizer)
+  return vocab
 
 
-def _check_same_tokens(vocab_file, tokenizer):
-  """Raises ValueError, naming both files, where vocab_file's {token: id}
-  is not the tokenizer.json's."""
-  tokens = list(rules.load_vocab(vocab_file).items())
+def _check_same_tokens(vocab, tokenizer):
+  """Raises ValueError, naming both files, where vocab.txt's {token: id}
+  (`vocab`, a rules.Vocabulary) is not the tokenizer.json's."""
+  vocab_file = vocab.path
+  tokens = list(vocab.vocab.items())
   others = list(tokenizer.settings.vocab.items())
   if tokens != others:
     index = next((index for index, (token, other) in
@@ -346,14 +354,14 @@ def _copy_tokenizer_files(files, directory, output_format):
   if not tokenizer_json.is_tokenizer_json(vocab_file):
     shutil.copyfile(vocab_file, os.path.join(directory, VOCAB_FILE))
   elif output_format == ORIGINAL:
-    vocabulary.write_vocab(rules.load_vocab(vocab_file),
+    learning.write_vocab(rules.load_vocab(vocab_file),
                            os.path.join(directory, VOCAB_FILE))
   if output_format == ORIGINAL or input_dir is None:
     return
   tokenizer_file = model_file(input_dir, tokenizer_json.TOKENIZER_FILE)
   if tokenizer_file is None:
     return
-  vocabulary.check_do_lower_case(tokenizer_file, files.do_lower_case)
+  vocabulary.check_casing(tokenizer_file, files.do_lower_case)
   for name in (tokenizer_json.TOKENIZER_FILE,
                tokenizer_json.TOKENIZER_CONFIG_FILE):
     path = model_file(input_dir, name)

@@ -464,15 +464,6 @@ def default_labels(architecture_name, count):
   return [f"LABEL_{index}" for index in range(count)]
 
 
-def check_do_lower_case(path, do_lower_case):
-  """Raises where `path` is a model directory whose tokenizer.json or
-  tokenizer_config.json says its model was trained on other casing than
-  do_lower_case (the original checks released checkpoints by name,
-  tokenization.validate_case_matches_checkpoint)."""
-  if path and storage.isdir(path):
-    tokenizer_json.read_folder(path, model_file).check_casing(do_lower_case)
-
-
 def folder_files(folder):
   """The files of a folder a run reads (none may be overwritten)."""
   return [os.path.join(folder, name) for name in sorted(os.listdir(folder))

@@ -19,14 +19,14 @@ from typing import Optional
 
 import tensorflow as tf
 
-from bert_tf.checkpoints import conversion, huggingface, sentence_transformers
+from bert_tf.checkpoints import sentence_transformers
 from bert_tf.checkpoints.tf_checkpoints import load_checkpoint
 from bert_tf.features.output_files import (JSONL, write_embeddings_jsonl,
                                            write_embeddings_npz)
 from bert_tf.training import option_checks
 from bert_tf.features.serving import batch_packed_texts
 from bert_tf.models import BertEmbedder
-from bert_tf.models.pretrained import load_pretrained
+from bert_tf.models.pretrained import from_checkpoint
 from bert_tf.tasks.serving import IdsServing, checked_texts, ids_signatures
 
 # --pooling's values -> SentencePooling's modes.
@@ -52,11 +52,12 @@ class EmbeddingPlan:
   max_seq_length: Optional[int] = None
 
 
-def embedding_plan(options):
+def embedding_plan(options, source):
   """The embeddings an extract_features run writes, or None where it
   writes the original's per-token layers: without --pooling and
   --normalize, except for a sentence-transformers embedder's folder
-  without --layers.
+  without --layers. `source`: the run's opened model directory
+  (conversion.Checkpoint), or None.
 
   Raises:
     ValueError: one line naming the flags: --layers with --pooling or
@@ -70,7 +71,6 @@ def embedding_plan(options):
     chosen.append(f"--pooling={options.pooling}")
   if options.normalize is not None:
     chosen.append(f"--{'' if options.normalize else 'no'}normalize")
-  source = _folder_source(options.init_checkpoint)
   pipeline = source.pipeline if source is not None else None
   if pipeline is not None and \
       pipeline.model_type == sentence_transformers.CROSS_ENCODER:
@@ -95,16 +95,6 @@ def embedding_plan(options):
                      f"--pooling too (or a sentence-transformers folder as "
                      f"--init_checkpoint)")
   return EmbeddingPlan((POOLINGS[options.pooling],), bool(options.normalize))
-
-
-def _folder_source(init_checkpoint):
-  """The opened folder --init_checkpoint names (its pipeline: a
-  sentence-transformers folder's, or a Hub cross-encoder's that its
-  config.json records), or None for a checkpoint that is no folder."""
-  if not (sentence_transformers.is_folder(init_checkpoint) or
-          huggingface.is_folder(init_checkpoint)):
-    return None
-  return conversion.open_checkpoint(init_checkpoint, needs_vocab=False)
 
 
 def _folder_plan(options, source):
@@ -132,11 +122,12 @@ def _folder_plan(options, source):
 
 def embedder(plan, run_model):
   """The plan's BertEmbedder, its weights loaded: a folder's as
-  load_pretrained opens it (without a preprocessor: extraction tokenises),
-  else the encoder of run_model's checkpoint."""
+  load_pretrained builds it, from the run's opened folder (without a
+  preprocessor: extraction tokenises), else the encoder of run_model's
+  checkpoint."""
   arguments = {"pooling": list(plan.pooling), "normalize": plan.normalize}
   if plan.folder is not None:
-    return load_pretrained(plan.folder, preprocessor=None,
+    return from_checkpoint(run_model.source, preprocessor=None,
                            **arguments).model
   model = BertEmbedder(run_model.config, **arguments)
   load_checkpoint(model, run_model.init_checkpoint)

@@ -103,13 +103,15 @@ def extract_features(options, strategy):
   option_checks.check_at_least_one(options, ("batch_size",))
   if not options.init_checkpoint:
     raise ValueError("--init_checkpoint is required")
-  plan = embedding_plan(options)
+  model = run_setup.resolve_run_model(
+      options.init_checkpoint, options.bert_config_file, options.vocab_file,
+      options.do_lower_case, options.max_seq_length)
+  plan = embedding_plan(options, model.source)
   max_seq_length = options.max_seq_length
   if max_seq_length is None:
     max_seq_length = (plan and plan.max_seq_length) or DEFAULT_MAX_SEQ_LENGTH
-  model = run_setup.resolve_run_model(
-      options.init_checkpoint, options.bert_config_file, options.vocab_file,
-      options.do_lower_case, max_seq_length)
+    run_setup.check_max_seq_length(max_seq_length, model.config,
+                                   model.config_file)
   config = model.config
   layers = None if plan else parse_layers(
       DEFAULT_LAYERS if options.layers is None else options.layers,
@@ -140,13 +142,13 @@ def extract_features(options, strategy):
     network = embedder(plan, model) if plan else LayerOutputs(config, layers)
   if not plan:
     tf_checkpoints.load_checkpoint(network, model.init_checkpoint)
-  tokenizer = tokenization.FullTokenizer(model.vocab_file,
+  tokenizer = tokenization.FullTokenizer(model.vocabulary,
                                          model.do_lower_case)
   if examples:
     _extract(options, strategy, network, tokenizer, layers, examples,
              max_seq_length)
   if options.export_dir:
-    in_graph = InGraphTokenizer(model.vocab_file, model.do_lower_case) \
+    in_graph = InGraphTokenizer(model.vocabulary, model.do_lower_case) \
         if options.export_text else None
     serving = embedding_serving if plan else feature_serving
     module, signatures = serving(network, in_graph, max_seq_length)

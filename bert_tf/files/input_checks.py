@@ -50,7 +50,11 @@ def utf8_text(path):
   order mark that starts it is not text); bytes that are not UTF-8 name
   the file and line."""
   with storage.open_file(path, "rb") as reader:
-    data = reader.read()
+    return decode_utf8(reader.read(), path)
+
+
+def decode_utf8(data, path):
+  """A file's bytes as text (see utf8_text), naming the file and line."""
   try:
     return data.decode("utf-8-sig")
   except UnicodeDecodeError as error:

@@ -87,7 +87,14 @@ def load_pretrained(model_dir, model_class=None, **model_arguments):
   Returns:
     A PretrainedModel.
   """
-  source = conversion.open_checkpoint(model_dir)
+  return from_checkpoint(conversion.open_checkpoint(model_dir), model_class,
+                         **model_arguments)
+
+
+def from_checkpoint(source, model_class=None, **model_arguments):
+  """load_pretrained's model from a model directory opened already
+  (conversion.open_checkpoint's Checkpoint): a run that opened its
+  --init_checkpoint builds its model without opening it again."""
   pipeline = source.pipeline
   if model_class is None and pipeline is not None and \
       pipeline.model_type == sentence_transformers.EMBEDDER:
@@ -97,7 +104,7 @@ def load_pretrained(model_dir, model_class=None, **model_arguments):
     model_class = MODEL_CLASSES[source.architecture_name]
   do_lower_case = source.do_lower_case
   if do_lower_case is None:
-    do_lower_case = vocabulary.vocab_is_lower_cased(source.vocab_file)
+    do_lower_case = vocabulary.vocab_is_lower_cased(source.vocabulary)
   defaults = {"num_labels": len(source.labels), "labels": source.labels,
               "problem_type": source.problem_type}
   if pipeline is not None:
@@ -127,7 +134,7 @@ def _pipeline_arguments(source, do_lower_case):
   max_seq_length = sentence_transformers.max_length_of(
       pipeline, source.tokenizer_files.model_max_length,
       config.max_position_embeddings)
-  preprocessor = BertPreprocessor(source.vocab_file, do_lower_case,
+  preprocessor = BertPreprocessor(source.vocabulary, do_lower_case,
                                   max_seq_length,
                                   pair_packing=TRANSFORMERS_PAIRS)
   if pipeline.model_type == sentence_transformers.CROSS_ENCODER:

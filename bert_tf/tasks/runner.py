@@ -100,7 +100,7 @@ def _train_evaluate_predict(task, options, strategy, model, examples,
   output directory is this run's."""
   num_train_steps = _num_train_steps(examples.get(task.train_split), options)
   config = model.config
-  tokenizer = tokenization.FullTokenizer(model.vocab_file,
+  tokenizer = tokenization.FullTokenizer(model.vocabulary,
                                          model.do_lower_case)
   data = {}
   for split, split_examples in examples.items():
@@ -154,7 +154,7 @@ def _train_evaluate_predict(task, options, strategy, model, examples,
     decode_and_write(split, options.predict_batch_size,
                      task.can_score(split, data[split].examples))
   if options.export_dir and trainer.is_chief:
-    tokenizer = InGraphTokenizer(model.vocab_file, model.do_lower_case) \
+    tokenizer = InGraphTokenizer(model.vocabulary, model.do_lower_case) \
         if options.export_text else None
     module, signatures = task.serving(trainer.model, tokenizer,
                                       options.max_seq_length)

@@ -73,25 +73,26 @@ class BertPreprocessor(keras.layers.Layer):
     self._asset_error = ValueError("BertPreprocessor: the .keras file has "
                                    "no vocabulary asset for it")
     if vocab_file is not None:
-      self._set_vocabulary(vocab_file, vocab_file)
+      self._set_vocabulary(vocab_file)
     self.build()
 
-  def _set_vocabulary(self, vocab_file, what):
-    """Reads vocab_file; `what` names it in errors."""
+  def _set_vocabulary(self, vocab_file, what=None):
+    """Reads vocab_file (a path or a rules.Vocabulary); `what` names it in
+    errors, its path by default."""
     self.tokenizer.set_vocabulary(vocab_file)
+    vocabulary = self.tokenizer.vocabulary
+    what = what or vocabulary.path
     for token in (rules.CLS_TOKEN, rules.SEP_TOKEN):
-      if token not in self.tokenizer.vocab:
+      if token not in vocabulary.vocab:
         raise ValueError(f"{what}: has no {token} token")
     # load_vocab numbers the lines: the last line has the largest id.
-    size = max(self.tokenizer.vocab.values()) + 1
+    size = max(vocabulary.vocab.values()) + 1
     if self.vocab_size is not None and size != self.vocab_size:
       raise ValueError(f"{what} has {size} tokens, but the preprocessor's "
                        f"vocab_size is {self.vocab_size}")
     self.vocab_size = size
-    with tf.io.gfile.GFile(vocab_file, "rb") as reader:
-      self._vocab_bytes = reader.read()
-    self._vocab_asset = _VOCAB_ASSETS[
-        tokenizer_json.is_tokenizer_json(vocab_file)]
+    self._vocab_bytes = vocabulary.data
+    self._vocab_asset = _VOCAB_ASSETS[vocabulary.is_tokenizer_json]
 
   def build(self, input_shape=None):
     # No weights: the vocabulary, set by __init__ or load_assets, is all

@@ -169,13 +169,13 @@ class InGraphTokenizer(keras.layers.Layer):
     """Reads vocab.txt or a tokenizer.json; BertPreprocessor calls it when
     a .keras file is loaded (its vocabulary is an asset there)."""
     vocabulary = rules.read_vocabulary(vocab_file)
-    rules.check_casing(vocabulary, vocab_file,
-                                    self.do_lower_case)
+    rules.check_stated_casing(vocabulary, self.do_lower_case)
     vocab = vocabulary.vocab
     unk_token = rules.UNK_TOKEN
     if unk_token not in vocab:
-      raise ValueError(f"{vocab_file}: has no {unk_token} token")
-    self.vocab_file = vocab_file
+      raise ValueError(f"{vocabulary.path}: has no {unk_token} token")
+    self.vocabulary = vocabulary
+    self.vocab_file = vocabulary.path
     self.vocab = vocab
     self.max_input_chars_per_word = vocabulary.max_input_chars_per_word
     self.sensitive_chars = version_sensitive_chars(vocab, self.do_lower_case)
@@ -184,7 +184,7 @@ class InGraphTokenizer(keras.layers.Layer):
           "%s: Python and TensorFlow disagree (Unicode versions) on "
           "lower-casing %d characters that the vocabulary covers: %s; text "
           "containing them may tokenise differently in the graph",
-          vocab_file, len(self.sensitive_chars),
+          vocabulary.path, len(self.sensitive_chars),
           sorted(self.sensitive_chars)[:20])
     self._wordpiece = text.FastWordpieceTokenizer(
         vocab=_wordpiece_vocab(vocab),

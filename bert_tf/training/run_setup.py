@@ -16,7 +16,7 @@ import os
 from typing import Optional
 
 from bert_tf.checkpoints import (conversion, huggingface, huggingface_config,
-                                 tf_checkpoints)
+                                 sentence_transformers, tf_checkpoints)
 from bert_tf.wordpiece import rules, tokenizer_json, vocabulary
 from bert_tf.config import BertConfig
 from bert_tf.files import input_checks, storage
@@ -43,17 +43,27 @@ class RunModel:
       model directory's bert_config.json / config.json).
     init_checkpoint: the checkpoint prefix or Hugging Face folder to start
       from, or None.
-    vocab_file: vocab.txt or a tokenizer.json; None where the run needs no
-      vocabulary and none was given.
+    vocabulary: vocab.txt or a tokenizer.json, read once
+      (rules.Vocabulary): the run's tokenizers, checks and output copy all
+      take it; None where the run needs no vocabulary and none was given.
     do_lower_case: the casing the text is tokenized with.
     model_dir: the model directory the missing flags came from, or None.
+    source: that directory, opened (conversion.Checkpoint), or None: what
+      else the run takes from it (a folder's pipeline, its weights) comes
+      from here, without opening it again.
   """
   config: BertConfig
   config_file: str
   init_checkpoint: Optional[str]
-  vocab_file: Optional[str]
+  vocabulary: Optional[rules.Vocabulary]
   do_lower_case: bool
   model_dir: Optional[str] = None
+  source: Optional[conversion.Checkpoint] = None
+
+  @property
+  def vocab_file(self):
+    """The vocabulary's path, or None."""
+    return self.vocabulary.path if self.vocabulary else None
 
   def input_files(self):
     """(flag, path) of the files the run reads, which no output may
@@ -75,34 +85,43 @@ def resolve_run_model(init_checkpoint, bert_config_file, vocab_file,
       directory's.
     do_lower_case: the flag where it was given, None to take the model
       directory's casing (else the original's default, True).
-    max_seq_length: the run's, checked against the config.
+    max_seq_length: the run's, checked against the config; None for a run
+      that decides it from the model directory (check_max_seq_length).
     needs_vocab: whether the run tokenizes (run_pretraining does not).
 
   Raises:
     ValueError: naming the flag or file: a missing flag the directory does
       not supply, a flag that disagrees with the directory.
   """
-  if max_seq_length < 2:
+  if max_seq_length is not None and max_seq_length < 2:
     raise ValueError(f"--max_seq_length={max_seq_length}: must be at least "
                      f"2, room for [CLS] and [SEP]")
   prefix = _resolve_init_checkpoint(init_checkpoint)
   model_dir = model_directory_of(init_checkpoint, prefix)
   source = conversion.open_checkpoint(
       model_dir, needs_vocab=False) if model_dir else None
+  if source is not None and prefix == model_dir:  # a folder: its weights
+    prefix = source.path
   config, config_file = _config(bert_config_file, source, model_dir)
+  if max_seq_length is not None:
+    check_max_seq_length(max_seq_length, config, config_file)
+  if source is None:
+    tf_checkpoints.check_fits(config, prefix, config_file)
+  vocab = _vocabulary(vocab_file, source, model_dir, needs_vocab)
+  if vocab:
+    vocabulary.check_vocab_fits(vocab, config.vocab_size, config_file)
+  do_lower_case = _do_lower_case(do_lower_case, source, vocab, prefix)
+  return RunModel(config, config_file, prefix, vocab, do_lower_case,
+                  model_dir, source)
+
+
+def check_max_seq_length(max_seq_length, config, config_file):
+  """Raises ValueError where the model has no positions that far."""
   if max_seq_length > config.max_position_embeddings:
     raise ValueError(
         f"Cannot use sequence length {max_seq_length} because the BERT model "
         f"was only trained up to sequence length "
         f"{config.max_position_embeddings} ({config_file})")
-  if source is None:
-    tf_checkpoints.check_fits(config, prefix, config_file)
-  vocab_file = _vocab_file(vocab_file, source, model_dir, needs_vocab)
-  if vocab_file:
-    vocabulary.check_vocab_fits(vocab_file, config.vocab_size, config_file)
-  do_lower_case = _do_lower_case(do_lower_case, source, vocab_file, prefix)
-  return RunModel(config, config_file, prefix, vocab_file, do_lower_case,
-                  model_dir)
 
 
 def _resolve_init_checkpoint(init_checkpoint):
@@ -110,6 +129,8 @@ def _resolve_init_checkpoint(init_checkpoint):
   None when it is empty."""
   if not init_checkpoint:
     return None
+  if _is_folder(init_checkpoint):
+    return init_checkpoint
   try:
     prefix = tf_checkpoints.resolve_checkpoint_path(init_checkpoint)
   except FileNotFoundError as error:
@@ -119,12 +140,18 @@ def _resolve_init_checkpoint(init_checkpoint):
   return prefix
 
 
+def _is_folder(path):
+  """Whether `path` is a Hugging Face or sentence-transformers folder,
+  which is opened as it is (conversion.open_checkpoint)."""
+  return huggingface.is_folder(path) or sentence_transformers.is_folder(path)
+
+
 def model_directory_of(init_checkpoint, prefix):
   """The model directory --init_checkpoint names or lies in (one with a
   config beside its checkpoint), or None."""
   if not init_checkpoint:
     return None
-  if huggingface.is_folder(prefix):  # a sentence-transformers folder's too
+  if _is_folder(prefix):
     return prefix
   directory = init_checkpoint if storage.isdir(init_checkpoint) else \
       os.path.dirname(prefix)
@@ -162,22 +189,22 @@ def _config(bert_config_file, source, model_dir):
   return source.config, folder_file
 
 
-def _vocab_file(vocab_file, source, model_dir, needs_vocab):
+def _vocabulary(vocab_file, source, model_dir, needs_vocab):
   """The flag's vocabulary, which must be the model directory's where it
-  has one, else the directory's."""
-  folder_vocab = source.vocab_file if source is not None else None
+  has one, else the directory's; read once (rules.Vocabulary), or None."""
+  folder_vocab = source.vocabulary if source is not None else None
   if vocab_file:
     input_checks.check_input_file("--vocab_file", vocab_file)
-    if folder_vocab and rules.load_vocab(vocab_file) != \
-        rules.load_vocab(folder_vocab):
+    vocab = rules.read_vocabulary(vocab_file)
+    if folder_vocab and vocab.vocab != folder_vocab.vocab:
       raise ValueError(
           f"--vocab_file={vocab_file} is not the vocabulary of "
-          f"--init_checkpoint's {folder_vocab}: the model's token ids "
+          f"--init_checkpoint's {folder_vocab.path}: the model's token ids "
           f"would mean other words")
-    return vocab_file
+    return vocab
   if folder_vocab:
-    logger.info("vocab_file: %s (from --init_checkpoint=%s)", folder_vocab,
-                model_dir)
+    logger.info("vocab_file: %s (from --init_checkpoint=%s)",
+                folder_vocab.path, model_dir)
     return folder_vocab
   if needs_vocab:
     raise ValueError(
@@ -187,21 +214,22 @@ def _vocab_file(vocab_file, source, model_dir, needs_vocab):
   return None
 
 
-def _do_lower_case(do_lower_case, source, vocab_file, prefix):
-  """The flag's casing, which must be the model directory's where its
-  tokenizer files (read when `source` was opened) say one; else the
-  directory's (vocabulary.model_casing); else True (the original's
-  default)."""
-  if source is not None:
-    do_lower_case, where = vocabulary.model_casing(
-        source.tokenizer_files, vocab_file, do_lower_case)
+def _do_lower_case(do_lower_case, source, vocab, prefix):
+  """The flag's casing, else the model directory's (vocabulary
+  .model_casing), else True (the original's default); checked once
+  against all the run knows of its model (vocabulary.check_casing)."""
+  tokenizer_files = source.tokenizer_files if source is not None else None
+  if tokenizer_files is not None:
+    do_lower_case, where = vocabulary.model_casing(tokenizer_files, vocab,
+                                                   do_lower_case)
     if where is not None:
       logger.info("do_lower_case: %s (%s)", do_lower_case, where)
-      return do_lower_case
   elif do_lower_case is None:
     do_lower_case = True
-  if vocab_file:
-    vocabulary.check_do_lower_case(vocab_file, do_lower_case, prefix)
+  if vocab is not None:
+    vocabulary.check_casing(vocab, do_lower_case, prefix, tokenizer_files)
+  elif tokenizer_files is not None:
+    tokenizer_files.check_casing(do_lower_case)
   return do_lower_case
 
 
@@ -220,18 +248,16 @@ def model_files(run_model, labels_fields=None):
   a folder that has no vocab.txt."""
   config = run_model.config.with_extra_fields(labels_fields or {})
   files = {CONFIG_FILE: config.to_json_string().encode("utf-8")}
-  vocab_file = run_model.vocab_file
-  if not vocab_file:
+  vocab = run_model.vocabulary
+  if not vocab:
     return files
-  sources = [vocab_file]
-  if os.path.basename(vocab_file) == TOKENIZER_FILE:
-    tokenizer_config = os.path.join(os.path.dirname(vocab_file),
-                                    huggingface.TOKENIZER_CONFIG_FILE)
-    sources += [tokenizer_config] if storage.exists(tokenizer_config) else []
-    names = [os.path.basename(path) for path in sources]
-  else:
-    names = [VOCAB_FILE]
-  for name, path in zip(names, sources):
-    with storage.open_file(path, "rb") as reader:
-      files[name] = reader.read()
+  if not vocab.is_tokenizer_json:
+    files[VOCAB_FILE] = vocab.data
+    return files
+  files[os.path.basename(vocab.path)] = vocab.data
+  tokenizer_config = os.path.join(os.path.dirname(vocab.path),
+                                  huggingface.TOKENIZER_CONFIG_FILE)
+  if storage.exists(tokenizer_config):
+    with storage.open_file(tokenizer_config, "rb") as reader:
+      files[huggingface.TOKENIZER_CONFIG_FILE] = reader.read()
   return files

@@ -1,16 +1,19 @@
 """The rules of the original tokenizer that both tokenizers follow.
 
-bert_tf.tokenization (the exact, pure-Python tokenizer) and bert_tf.text
-(the in-graph one) must classify and clean every character alike and read
+The pure-Python tokenizer (wordpiece.tokenizer) and the in-graph one
+(bert_tf.text) must classify and clean every character alike and read
 vocabularies (vocab.txt or a tokenizer.json) alike; both import these
-definitions from here, so neither imports the other's module to learn them
-and imports run one way: tokenization -> text -> tokenization_rules. No
-TensorFlow here.
+definitions from here, so neither imports the other's module to learn them.
+No TensorFlow here.
 """
 
+import dataclasses
+import hashlib
+import os
+import re
 import unicodedata
 
-from bert_tf.files import storage
+from bert_tf.files import input_checks, json_files, storage
 from bert_tf.wordpiece import tokenizer_json
 
 PAD_TOKEN = "[PAD]"
@@ -24,6 +27,8 @@ SPECIAL_TOKENS = (UNK_TOKEN, CLS_TOKEN, SEP_TOKEN, MASK_TOKEN)
 # and [SEP] to pack every sequence (pretraining data needs [MASK] too).
 REQUIRED_TOKENS = (UNK_TOKEN, CLS_TOKEN, SEP_TOKEN)
 MAX_INPUT_CHARS_PER_WORD = 200
+# Special tokens ([CLS], [unused12], <S>): reserved, not pieces of words.
+BRACKETED_TOKEN = re.compile(r"\[[^\]]+\]|<[^>]+>")
 
 # The CJK Unified Ideograph blocks the original splits per character.
 # Hangul, Hiragana and Katakana are deliberately not in it.
@@ -41,14 +46,50 @@ def convert_to_unicode(text):
   raise ValueError(f"Unsupported string type: {type(text)}")
 
 
+@dataclasses.dataclass(frozen=True)
+class Vocabulary:
+  """A vocabulary file, vocab.txt or a tokenizer.json, read once: a run
+  passes this value on (to its tokenizers, its checks, the copy in its
+  output directory) instead of its path, so the file is read one time.
+
+  Attributes:
+    path: the file.
+    data: its bytes.
+    vocab: {token: id}.
+    max_input_chars_per_word: longer words become [UNK].
+    lower_case: whether a tokenizer.json's normalizer lower-cases; None
+      for a vocab.txt, which does not say.
+  """
+  path: str
+  data: bytes = dataclasses.field(repr=False)
+  vocab: dict = dataclasses.field(repr=False)
+  max_input_chars_per_word: int = MAX_INPUT_CHARS_PER_WORD
+  lower_case: object = None
+
+  @property
+  def is_tokenizer_json(self):
+    return tokenizer_json.is_tokenizer_json(self.path)
+
+  @property
+  def md5(self):
+    """Hex md5 of the file's bytes (an official vocabulary's identity)."""
+    return hashlib.md5(self.data).hexdigest()
+
+
 def read_vocabulary(vocab_file):
-  """A vocabulary file, vocab.txt or a tokenizer.json (by name: *.json), as
-  tokenizer_json.TokenizerJson: its tokens, word length limit and, for a
-  tokenizer.json, casing."""
-  if tokenizer_json.is_tokenizer_json(vocab_file):
-    return tokenizer_json.read_tokenizer_json(vocab_file)
-  return tokenizer_json.TokenizerJson(_read_vocab_txt(vocab_file),
-                                      MAX_INPUT_CHARS_PER_WORD)
+  """The Vocabulary of vocab.txt or a tokenizer.json (by name: *.json);
+  a Vocabulary given is returned as it is, unread."""
+  if isinstance(vocab_file, Vocabulary):
+    return vocab_file
+  path = os.fspath(vocab_file)
+  with storage.open_file(path, "rb") as reader:
+    data = reader.read()
+  if not tokenizer_json.is_tokenizer_json(path):
+    return Vocabulary(path, data, _vocab_txt_tokens(data))
+  settings = tokenizer_json.tokenizer_settings(json_files.parse_json_object(
+      input_checks.decode_utf8(data, path), path), path)
+  return Vocabulary(path, data, settings.vocab,
+                    settings.max_input_chars_per_word, settings.lower_case)
 
 
 def load_vocab(vocab_file):
@@ -56,29 +97,28 @@ def load_vocab(vocab_file):
   return read_vocabulary(vocab_file).vocab
 
 
-def _read_vocab_txt(vocab_file):
-  """{token: id} from vocab.txt, one token per line, id = line number (a
-  repeated token keeps its last line's). Lines end at b"\\n" alone; each is
-  decoded dropping invalid bytes, then stripped. Decoded and split as one
-  text: the same tokens as line by line (no invalid sequence can take in a
-  b"\\n"), faster (31 ms against 44 for the multilingual vocabulary)."""
-  with storage.open_file(vocab_file, "rb") as reader:
-    data = reader.read()
+def _vocab_txt_tokens(data):
+  """{token: id} from vocab.txt's bytes, one token per line, id = line
+  number (a repeated token keeps its last line's). Lines end at b"\\n"
+  alone; each is decoded dropping invalid bytes, then stripped. Decoded and
+  split as one text: the same tokens as line by line (no invalid sequence
+  can take in a b"\\n"), faster (31 ms against 44 for the multilingual
+  vocabulary)."""
   lines = convert_to_unicode(data).split("\n")
   if not data or data.endswith(b"\n"):  # no line after the last b"\n"
     lines.pop()
   return dict(zip(map(str.strip, lines), range(len(lines))))
 
 
-def check_casing(vocabulary, vocab_file, do_lower_case):
-  """Raises ValueError, naming vocab_file, where `vocabulary`
-  (read_vocabulary's) is a tokenizer.json whose normalizer says other
-  casing than do_lower_case: its words would not match its pieces."""
+def check_stated_casing(vocabulary, do_lower_case):
+  """Raises ValueError, naming the file, where `vocabulary` is a
+  tokenizer.json whose normalizer says other casing than do_lower_case:
+  its words would not match its pieces."""
   said = vocabulary.lower_case
   if said is not None and said != bool(do_lower_case):
     raise ValueError(
-        f"{vocab_file}: normalizer.lowercase is {said}, but do_lower_case="
-        f"{bool(do_lower_case)}; pass do_lower_case={said}")
+        f"{vocabulary.path}: normalizer.lowercase is {said}, but "
+        f"do_lower_case={bool(do_lower_case)}; pass do_lower_case={said}")
 
 
 def check_special_tokens(vocab, vocab_file, tokens=REQUIRED_TOKENS):

@@ -18,7 +18,7 @@ import unicodedata
 from bert_tf import parallel
 from bert_tf.wordpiece import fast_paths
 from bert_tf.wordpiece.rules import (MAX_INPUT_CHARS_PER_WORD, UNK_TOKEN,
-                                     check_casing, cleaned_char,
+                                     check_stated_casing, cleaned_char,
                                      convert_to_unicode, read_vocabulary,
                                      strip_accents)
 
@@ -184,10 +184,12 @@ class FullTokenizer:
   """
 
   def __init__(self, vocab_file, do_lower_case=True):
-    self.vocab_file = vocab_file
-    self.do_lower_case = do_lower_case
+    """vocab_file: a path, or the rules.Vocabulary a run read it as."""
     vocabulary = read_vocabulary(vocab_file)
-    check_casing(vocabulary, vocab_file, do_lower_case)
+    check_stated_casing(vocabulary, do_lower_case)
+    self.vocabulary = vocabulary
+    self.vocab_file = vocabulary.path
+    self.do_lower_case = do_lower_case
     self.vocab = vocabulary.vocab
     self.inv_vocab = {index: token for token, index in self.vocab.items()}
     self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case)
@@ -333,7 +335,7 @@ class FullTokenizer:
       import tensorflow  # pylint: disable=g-import-not-at-top
       from bert_tf.text import tokenizer as in_graph
       self._tf = tensorflow
-      self._in_graph = in_graph.InGraphTokenizer(self.vocab_file,
+      self._in_graph = in_graph.InGraphTokenizer(self.vocabulary,
                                                  self.do_lower_case)
       self._compiled = in_graph.sharded_tokenize_fn(self._in_graph,
                                                     os.cpu_count() or 1)

@@ -21,13 +21,13 @@ TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 # transformers writes int(1e30) as model_max_length where none was set.
 _UNSET_MAX_LENGTH = 1e29
 _WORD_PIECE_PREFIX = "##"
-_UNK_TOKEN = "[UNK]"  # tokenization_rules.UNK_TOKEN, which imports this
+_UNK_TOKEN = "[UNK]"  # rules.UNK_TOKEN, which imports this
 
 
 @dataclasses.dataclass(frozen=True)
 class TokenizerJson:
-  """What bert_tf takes from a tokenizer.json (tokenization_rules
-  .read_vocabulary gives one for a vocab.txt too).
+  """What bert_tf takes from a tokenizer.json (rules.Vocabulary holds the
+  same for any vocabulary file).
 
   Attributes:
     vocab: {token: id}, in id order (ids 0..N-1).
@@ -78,9 +78,14 @@ def _lower_case(values, fields, path, scope=""):
 
 
 def read_tokenizer_json(path):
-  """A tokenizer.json as TokenizerJson; raises ValueError, in one line
-  naming the file and the field, where bert_tf cannot reproduce it."""
-  values = read_json_object(path)
+  """A tokenizer.json as TokenizerJson (see tokenizer_settings)."""
+  return tokenizer_settings(read_json_object(path), path)
+
+
+def tokenizer_settings(values, path):
+  """A tokenizer.json's parsed object as TokenizerJson; raises ValueError,
+  in one line naming the file and the field, where bert_tf cannot
+  reproduce it."""
   model = _section(values, "model", "WordPiece", path)
   _section(values, "pre_tokenizer", "BertPreTokenizer", path)
   normalizer = _section(values, "normalizer", "BertNormalizer", path)

@@ -8,7 +8,7 @@ import pytest
 
 from bert_tf import tokenization
 from bert_tf.data.tfrecords import RoundRobinWriter
-from bert_tf.wordpiece import vocabulary
+from bert_tf.wordpiece import learning, vocabulary
 from tests.support.helpers import (PROJECT_DIR, assert_fails_in_one_line,
                                    run_script_cases)
 
@@ -72,7 +72,7 @@ def test_vocab_is_in_the_release_layout_and_near_the_size(built):
   tokens = list(tokenization.load_vocab(output))
   with open(output, encoding="utf-8") as reader:
     assert len(reader.read().splitlines()) == len(tokens)  # no repeats
-  assert tokens[:NUM_UNUSED + 5] == vocabulary.release_layout([], NUM_UNUSED)
+  assert tokens[:NUM_UNUSED + 5] == learning.release_layout([], NUM_UNUSED)
   assert 0.95 * VOCAB_SIZE <= len(tokens) <= VOCAB_SIZE
   assert vocabulary.vocab_is_lower_cased(output)
 

@@ -16,7 +16,8 @@ from bert_tf.tasks.glue import (examples as glue,
 from tests.support.helpers import (FINE_TUNING_FLAGS, ORIGINAL_TINY,
                                    assert_fails_in_one_line,
                                    assert_help_lists, run_script,
-                                   run_script_cases, run_two_workers,
+                                   run_script_cases,
+                                   run_script_counting_opens, run_two_workers,
                                    save_listed_checkpoint, tiny_config)
 from tests.support.keyword_task import POSITIVE, VOCAB, keyword_sentences
 from tests.support.serving import serve_as_documented, serve_export
@@ -166,7 +167,9 @@ def test_a_finished_run_resumes_and_exports_a_new_version(sentiment_run):
 def test_fine_tuning_starts_from_the_init_checkpoint(tmp_path):
   """With learning rate 0, the run's checkpoint holds the released encoder
   unchanged and a fresh output_weights/output_bias head. The release's
-  directory alone gives the config, vocabulary and casing."""
+  directory alone gives the config, vocabulary and casing; the run reads
+  its vocab.txt once (checks, tokenizers, export and the copy in
+  --output_dir all take that one read)."""
   import tensorflow as tf
   release = tmp_path / "release"
   shutil.copytree(ORIGINAL_TINY, release)
@@ -176,12 +179,13 @@ def test_fine_tuning_starts_from_the_init_checkpoint(tmp_path):
   data_dir = tmp_path / "data"
   write_tsv(data_dir / "train.tsv", ["sentence", "label"],
             [[f"word{i} word{i + 1}", str(i % 2)] for i in range(8)])
-  result = run_script("run_classifier.py", {
+  result, vocab_reads = run_script_counting_opens("run_classifier.py", {
       "task_name": "SST-2", "data_dir": data_dir, "init_checkpoint": release,
       "output_dir": tmp_path / "output", "max_seq_length": 32,
       "do_train": True, "learning_rate": 0.0, "num_train_epochs": 1,
-      "train_batch_size": 4})
+      "train_batch_size": 4, "export_dir": tmp_path / "export"}, vocab)
   assert result.returncode == 0, result.stderr
+  assert vocab_reads == 1
   assert f"bert_config: {release}/bert_config.json (from --init_checkpoint" \
       in result.stderr
   assert f"vocab_file: {vocab} (from --init_checkpoint" in result.stderr

@@ -92,6 +92,19 @@ def run_script(script, flag_values, env=None, timeout=600):
       env=None if env is None else {**os.environ, **env})
 
 
+def run_script_counting_opens(script, flag_values, path, timeout=600):
+  """run_script, counting the process's opens of `path`
+  (support/count_opens.py): (the completed process, the count)."""
+  args = [f"--{name}={value}" for name, value in flag_values.items()]
+  result = subprocess.run(
+      [sys.executable, os.path.join(SUPPORT_DIR, "count_opens.py"),
+       str(path), os.path.join(PROJECT_DIR, "run_scripts", script), *args],
+      capture_output=True, text=True, timeout=timeout, check=False)
+  last = result.stderr.strip().splitlines()[-1]
+  assert last.startswith("opens: "), result.stderr[-3000:]
+  return result, int(last.removeprefix("opens: "))
+
+
 def run_script_cases(script, cases, timeout=600):
   """Runs run_scripts/<script> with each {flag: value} dict of `cases` in one
   process; returns [(exit status, error message)] in order."""

@@ -11,11 +11,11 @@ import pytest
 
 import bert_tf
 from bert_tf import tokenization
-from bert_tf.checkpoints import conversion, huggingface
+from bert_tf.checkpoints import conversion
+from bert_tf.files.model_files import model_file
 from bert_tf.models.pretrained import load_pretrained
 from bert_tf.text.preprocessor import BertPreprocessor
-from bert_tf.wordpiece import tokenizer_json
-from bert_tf.wordpiece import vocabulary
+from bert_tf.wordpiece import learning, tokenizer_json, vocabulary
 from tests.support.helpers import run_script
 from tests.support.tokenization_cases import corpus_lines
 
@@ -147,7 +147,7 @@ def test_a_do_lower_case_against_the_tokenizer_json_is_refused():
   path = tokenizer_file("cased")
   for check in (lambda: tokenization.FullTokenizer(path, True),
                 lambda: BertPreprocessor(path, True),
-                lambda: vocabulary.check_do_lower_case(path, True)):
+                lambda: vocabulary.check_casing(path, True)):
     with pytest.raises(ValueError, match=f"^{path}: normalizer.lowercase is "
                        f"False, but do_lower_case=True"):
       check()
@@ -181,12 +181,12 @@ def test_a_vocab_txt_unlike_the_tokenizer_json_is_refused(classifier_copy):
   tokens = list(tokenization.load_vocab(str(classifier_copy /
                                             "tokenizer.json")))
   vocab_file = classifier_copy / "vocab.txt"
-  vocabulary.write_vocab(tokens, str(vocab_file))
+  learning.write_vocab(tokens, str(vocab_file))
   assert conversion.open_checkpoint(str(classifier_copy)).vocab_file == \
       str(vocab_file)
   tokens[5], tokens[6] = tokens[6], tokens[5]
   vocab_file.unlink()
-  vocabulary.write_vocab(tokens, str(vocab_file))
+  learning.write_vocab(tokens, str(vocab_file))
   with pytest.raises(ValueError, match=(
       f"^{vocab_file} and {classifier_copy / 'tokenizer.json'} hold "
       f"different vocabularies .* first differing at line 6")):
@@ -222,7 +222,9 @@ def test_load_pretrained_reads_a_transformers5_folder(classifier_expected):
   with pytest.raises(ValueError, match=(
       f"^--do_lower_case=False, but {pretrained.vocab_file} says "
       f"do_lower_case True")):
-    huggingface.check_do_lower_case(CLASSIFIER, False)
+    vocabulary.check_casing(pretrained.vocab_file, False,
+                            tokenizer_files=tokenizer_json.read_folder(
+                                CLASSIFIER, model_file))
 
 
 def test_convert_checkpoint_converts_a_transformers5_folder(

@@ -5,7 +5,7 @@ import pytest
 
 from bert_tf import tokenization
 from bert_tf.files import storage
-from bert_tf.wordpiece import vocabulary
+from bert_tf.wordpiece import learning, vocabulary
 from tests.support.helpers import SHARED_DIR
 
 VOCAB_DIR = os.path.join(SHARED_DIR, "vocab")
@@ -26,7 +26,7 @@ CASED_PIECES = ["The", "the", "Of", "and", "##s", "##ing", "Run", "want",
 
 def vocab_file(tmp_path, tokens, name="vocab.txt"):
   path = str(tmp_path / name)
-  vocabulary.write_vocab(tokens, path)
+  learning.write_vocab(tokens, path)
   return path
 
 
@@ -35,11 +35,11 @@ def real_vocab(name):
 
 
 def test_release_layout_puts_specials_first_then_pieces_once():
-  tokens = vocabulary.release_layout(
+  tokens = learning.release_layout(
       ["the", "[CLS]", "##s", "the", "[PAD]", "a"], num_unused=3)
   assert tokens == ["[PAD]", "[unused0]", "[unused1]", "[unused2]", "[UNK]",
                     "[CLS]", "[SEP]", "[MASK]", "the", "##s", "a"]
-  assert vocabulary.release_layout([], num_unused=0) == [
+  assert learning.release_layout([], num_unused=0) == [
       "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
@@ -47,15 +47,15 @@ def test_release_layout_puts_specials_first_then_pieces_once():
 def test_default_layout_gives_the_released_special_ids():
   with open(real_vocab("bert-base-uncased-vocab.txt"), encoding="utf-8") as f:
     released = f.read().splitlines()[:104]
-  assert vocabulary.release_layout([]) == released
+  assert learning.release_layout([]) == released
   ids = tokenization.load_vocab(real_vocab("bert-base-cased-vocab.txt"))
-  layout = vocabulary.release_layout([])
+  layout = learning.release_layout([])
   for token in ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]:
     assert layout.index(token) == ids[token]
 
 
 def test_write_vocab_round_trips_through_load_vocab(tmp_path):
-  tokens = vocabulary.release_layout(["héllo", "##s", "中"], num_unused=2)
+  tokens = learning.release_layout(["héllo", "##s", "中"], num_unused=2)
   path = vocab_file(tmp_path, tokens)
   assert list(tokenization.load_vocab(path)) == tokens
   assert os.listdir(tmp_path) == ["vocab.txt"]
@@ -63,14 +63,14 @@ def test_write_vocab_round_trips_through_load_vocab(tmp_path):
 
 def test_write_vocab_replaces_whole_file_or_leaves_it(tmp_path, monkeypatch):
   path = vocab_file(tmp_path, ["[PAD]", "old"])
-  vocabulary.write_vocab(["[PAD]", "new", "tokens"], path)
+  learning.write_vocab(["[PAD]", "new", "tokens"], path)
   assert list(tokenization.load_vocab(path)) == ["[PAD]", "new", "tokens"]
 
   def failing_rename(*args, **kwargs):
     raise OSError("disk full")
   monkeypatch.setattr(storage, "rename", failing_rename)
   with pytest.raises(OSError, match="disk full"):
-    vocabulary.write_vocab(["[PAD]", "newer"], path)
+    learning.write_vocab(["[PAD]", "newer"], path)
   assert list(tokenization.load_vocab(path)) == ["[PAD]", "new", "tokens"]
   assert os.listdir(tmp_path) == ["vocab.txt"]
 
@@ -80,7 +80,7 @@ def test_write_vocab_replaces_whole_file_or_leaves_it(tmp_path, monkeypatch):
 def test_write_vocab_refuses_tokens_that_cannot_be_read_back(tmp_path, tokens):
   path = str(tmp_path / "vocab.txt")
   with pytest.raises(ValueError, match="vocab.txt"):
-    vocabulary.write_vocab(tokens, path)
+    learning.write_vocab(tokens, path)
   assert not os.listdir(tmp_path)
 
 
@@ -100,7 +100,7 @@ def test_manifest_is_consistent():
 @pytest.mark.parametrize("file_name,name,lower_cased", REAL_VOCABS)
 def test_manifest_identifies_real_vocab(file_name, name, lower_cased):
   path = real_vocab(file_name)
-  entry = vocabulary.identify_official_vocab(path)
+  entry = vocabulary.official_vocab(path)
   assert entry is not None and entry.name == name
   assert entry.size == len(tokenization.load_vocab(path))
   assert entry.lower_cased == lower_cased
@@ -120,7 +120,7 @@ def test_edited_official_vocab_is_judged_by_content(tmp_path):
   with open(real_vocab("bert-base-cased-vocab.txt"), encoding="utf-8") as f:
     tokens = f.read().splitlines() + ["Added"]
   path = vocab_file(tmp_path, tokens)
-  assert vocabulary.identify_official_vocab(path) is None
+  assert vocabulary.official_vocab(path) is None
   assert vocabulary.vocab_is_lower_cased(path) is False
 
 
@@ -135,23 +135,23 @@ def test_edited_official_vocab_is_judged_by_content(tmp_path):
     (["[CLS]", "[SEP]", "<S>", "<T>", "[unused1]", "the", "a"], True),
 ])
 def test_vocab_is_lower_cased_by_content(tmp_path, pieces, lower_cased):
-  path = vocab_file(tmp_path, vocabulary.release_layout(pieces))
-  assert vocabulary.identify_official_vocab(path) is None
+  path = vocab_file(tmp_path, learning.release_layout(pieces))
+  assert vocabulary.official_vocab(path) is None
   assert vocabulary.vocab_is_lower_cased(path) is lower_cased
 
 
-def test_check_do_lower_case_warns_on_contradiction(tmp_path, caplog):
-  cased = vocab_file(tmp_path, vocabulary.release_layout(CASED_PIECES),
+def test_check_casing_warns_on_contradiction(tmp_path, caplog):
+  cased = vocab_file(tmp_path, learning.release_layout(CASED_PIECES),
                      "cased.txt")
-  uncased = vocab_file(tmp_path, vocabulary.release_layout(UNCASED_PIECES),
+  uncased = vocab_file(tmp_path, learning.release_layout(UNCASED_PIECES),
                        "uncased.txt")
   with caplog.at_level(logging.WARNING):
-    assert vocabulary.check_do_lower_case(cased, False) is False
-    assert vocabulary.check_do_lower_case(uncased, True) is True
+    assert vocabulary.check_casing(cased, False) is False
+    assert vocabulary.check_casing(uncased, True) is True
   assert not caplog.records
 
   with caplog.at_level(logging.WARNING):
-    assert vocabulary.check_do_lower_case(cased, True) is False
+    assert vocabulary.check_casing(cased, True) is False
   assert len(caplog.records) == 1
   message = caplog.records[0].getMessage()
   assert cased in message and "cased" in message
@@ -159,38 +159,38 @@ def test_check_do_lower_case_warns_on_contradiction(tmp_path, caplog):
 
   caplog.clear()
   with caplog.at_level(logging.WARNING):
-    assert vocabulary.check_do_lower_case(uncased, False) is True
+    assert vocabulary.check_casing(uncased, False) is True
   assert "--do_lower_case=True" in caplog.records[0].getMessage()
 
 
 @pytest.mark.shared
-def test_check_do_lower_case_names_the_official_vocab(caplog):
+def test_check_casing_names_the_official_vocab(caplog):
   path = real_vocab("bert-base-uncased-vocab.txt")
   with caplog.at_level(logging.WARNING):
-    vocabulary.check_do_lower_case(path, False)
+    vocabulary.check_casing(path, False)
   message = caplog.records[0].getMessage()
   assert "uncased_L-12_H-768_A-12" in message
   assert "--do_lower_case=True" in message
 
 
-def test_check_do_lower_case_keeps_the_original_checkpoint_name_check(
+def test_check_casing_keeps_the_original_checkpoint_name_check(
     tmp_path):
-  uncased = vocab_file(tmp_path, vocabulary.release_layout(UNCASED_PIECES))
+  uncased = vocab_file(tmp_path, learning.release_layout(UNCASED_PIECES))
   with pytest.raises(ValueError, match="--do_lower_case=True"):
-    vocabulary.check_do_lower_case(
+    vocabulary.check_casing(
         uncased, False, "models/uncased_L-12_H-768_A-12/bert_model.ckpt")
   with pytest.raises(ValueError, match="--do_lower_case=False"):
-    vocabulary.check_do_lower_case(
+    vocabulary.check_casing(
         uncased, True, "models/cased_L-12_H-768_A-12/bert_model.ckpt")
 
 
 def test_learn_vocab_follows_do_lower_case():
   lines = ["The Café in London is open.", "the CAFÉ in Paris is closed."] * 20
-  uncased = vocabulary.learn_vocab(lines, 150, do_lower_case=True,
+  uncased = learning.learn_vocab(lines, 150, do_lower_case=True,
                                    num_unused=5, min_count=2)
-  cased = vocabulary.learn_vocab(lines, 150, do_lower_case=False,
+  cased = learning.learn_vocab(lines, 150, do_lower_case=False,
                                  num_unused=5, min_count=2)
-  assert uncased[:10] == cased[:10] == vocabulary.release_layout([], 5)
+  assert uncased[:10] == cased[:10] == learning.release_layout([], 5)
   assert {"cafe", "london", "the"} <= set(uncased)
   assert {"Café", "CAFÉ", "London", "The", "the"} <= set(cased)
   assert vocabulary.looks_lower_cased(uncased)
@@ -204,11 +204,11 @@ def test_learn_vocab_never_exceeds_vocab_size(caplog):
   rare = [chr(0x5E00 + index) for index in range(200)]
   lines = [f"{common} {rare[index]} words" for index in range(200)] * 3
   with caplog.at_level(logging.WARNING):
-    tokens = vocabulary.learn_vocab(lines, 60, num_unused=5, min_count=2)
+    tokens = learning.learn_vocab(lines, 60, num_unused=5, min_count=2)
   assert len(tokens) == 60
   assert set(common) <= set(tokens)  # the frequent characters are kept
   assert "vocab_size 60 holds 25 of the 215 characters" in caplog.text
-  assert len(vocabulary.learn_vocab(lines[:30], 500, num_unused=5,
+  assert len(learning.learn_vocab(lines[:30], 500, num_unused=5,
                                     min_count=2)) <= 500
 
 
@@ -224,7 +224,7 @@ def test_demo_vocab_is_a_small_lower_cased_release_vocab():
   path = vocabulary.demo_vocab_file()
   tokens = list(tokenization.load_vocab(path))
   assert 1900 <= len(tokens) <= 2000
-  assert tokens[:104] == vocabulary.release_layout([])
+  assert tokens[:104] == learning.release_layout([])
   assert vocabulary.vocab_is_lower_cased(path)
   tokenizer = tokenization.FullTokenizer(path, do_lower_case=True)
   pieces = tokenizer.tokenize("Return a new list containing all items from "
