@@ -68,34 +68,43 @@ def __dir__():
 
 
 class _RegisterWithKeras(importlib.abc.MetaPathFinder):
-  """Imports bert_tf.keras_objects right after the `keras` package runs.
+  """Imports bert_tf.keras_objects once both keras and tensorflow have
+  finished importing, whichever comes last, then leaves sys.meta_path.
 
-  It finds nothing itself: for "keras" it takes the spec the other finders
-  give and has its loader import bert_tf.keras_objects once keras has run;
-  then it leaves sys.meta_path.
+  Each imports the other while it runs (tensorflow's __init__ imports keras
+  inside a try/except that drops ImportError): registering when only one
+  has finished would import bert_tf's classes into a half-made module, and
+  an error there could vanish. It finds nothing itself: for either name it
+  takes the spec the other finders give and wraps its loader.
   """
 
+  _NAMES = ("keras", "tensorflow")
+
+  def __init__(self):
+    self._finished = {name for name in self._NAMES if name in sys.modules}
+
   def find_spec(self, name, path=None, target=None):
-    if name != "keras":
+    if name not in self._NAMES:
       return None
     sys.meta_path.remove(self)
     try:
       spec = importlib.util.find_spec(name)
     finally:
       sys.meta_path.insert(0, self)
-    load_keras = spec.loader.exec_module
+    run_module = spec.loader.exec_module
 
     def exec_module(module):
-      load_keras(module)
-      if self in sys.meta_path:
+      run_module(module)
+      self._finished.add(name)
+      if self._finished == set(self._NAMES) and self in sys.meta_path:
         sys.meta_path.remove(self)
-      importlib.import_module("bert_tf.keras_objects")
+        importlib.import_module("bert_tf.keras_objects")
 
     spec.loader.exec_module = exec_module
     return spec
 
 
-if "keras" in sys.modules:
+if "keras" in sys.modules and "tensorflow" in sys.modules:
   importlib.import_module("bert_tf.keras_objects")
 else:
   sys.meta_path.insert(0, _RegisterWithKeras())

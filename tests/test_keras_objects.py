@@ -1,10 +1,11 @@
-"""`import bert_tf` registers its Keras classes, whichever of bert_tf and
-Keras is imported first, without importing TensorFlow itself."""
+"""`import bert_tf` registers its Keras classes, whichever of bert_tf,
+Keras, TensorFlow and tensorflow-text is imported first, without importing
+TensorFlow itself; and an error while registering is never swallowed."""
 
+import itertools
+import os
 import subprocess
 import sys
-
-import pytest
 
 from tests.support.helpers import PROJECT_DIR
 
@@ -15,19 +16,60 @@ CLASSES = ("BertEncoder", "BertPretrainer", "BertClassifier", "BertSpanLabeler",
            "BertEmbeddings", "MaskedLMHead", "ClassificationHead", "Dropout",
            "LayerCombination", "InGraphTokenizer",
            "MultipleNegativesRankingLoss", "BertEmbedder", "SentencePooling")
+MODULES = ("bert_tf", "keras", "tensorflow", "tensorflow_text")
+ORDERS = list(itertools.permutations(MODULES))
+
+# Imports the modules in argv[1]'s order; then every class is registered.
+_REGISTERED = f"""
+import importlib, sys
+for name in sys.argv[1].split(","):
+  importlib.import_module(name)
+  if name == "bert_tf" and sys.argv[1].startswith("bert_tf"):
+    assert "tensorflow" not in sys.modules
+import keras
+for name in {CLASSES!r}:
+  assert keras.saving.get_registered_object(
+      f"bert_tf>{{name}}") is not None, name
+"""
+# The same imports with registering made to fail: the ImportError reaches
+# the import statement that completes them. (Where bert_tf comes after any
+# of the others, Keras and TensorFlow are loaded by then and `import
+# bert_tf` registers at once: the orders that start with bert_tf are the
+# ones that register later, in an import hook.)
+_FAILING = """
+import importlib, sys
+sys.modules["bert_tf.keras_objects"] = None
+try:
+  for name in sys.argv[1].split(","):
+    importlib.import_module(name)
+except ImportError as error:
+  assert "bert_tf.keras_objects" in str(error), error
+  print("raised")
+"""
 
 
-@pytest.mark.parametrize("imports", [
-    "import bert_tf\nassert 'tensorflow' not in sys.modules\nimport keras",
-    "import keras\nimport bert_tf",
-    "import bert_tf\nimport tensorflow as tf\nkeras = tf.keras",
-])
-def test_import_bert_tf_registers_every_keras_class(imports):
-  script = (f"import sys\n{imports}\n"
-            "import keras\n"
-            f"for name in {CLASSES!r}:\n"
-            "  assert keras.saving.get_registered_object(\n"
-            "      f'bert_tf>{name}') is not None, name\n")
-  result = subprocess.run([sys.executable, "-c", script], cwd=PROJECT_DIR,
-                          capture_output=True, text=True, check=False)
-  assert result.returncode == 0, result.stderr[-3000:]
+def _run_all(code, orders, at_once=4):
+  """{order: completed process} of `code` run in a fresh process per
+  order, `at_once` at a time."""
+  env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+  results = {}
+  for start in range(0, len(orders), at_once):
+    started = {order: subprocess.Popen(
+        [sys.executable, "-c", code, ",".join(order)], cwd=PROJECT_DIR,
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for order in orders[start:start + at_once]}
+    for order, process in started.items():
+      stdout, stderr = process.communicate(timeout=300)
+      results[order] = (process.returncode, stdout, stderr)
+  return results
+
+
+def test_every_import_order_registers_every_class():
+  for order, (code, _, stderr) in _run_all(_REGISTERED, ORDERS).items():
+    assert code == 0, (order, stderr[-2000:])
+
+
+def test_an_error_while_registering_later_reaches_the_import():
+  hooked = [order for order in ORDERS if order[0] == "bert_tf"]
+  for order, (code, stdout, stderr) in _run_all(_FAILING, hooked).items():
+    assert (code, stdout.strip()) == (0, "raised"), (order, stderr[-2000:])
