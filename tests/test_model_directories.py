@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from bert_tf.checkpoints import conversion, huggingface, tf_checkpoints
+from bert_tf.checkpoints import (conversion, huggingface_folder, tf_checkpoints)
 from tests.support.helpers import (ORIGINAL_TINY, PROJECT_DIR, SHARED_DIR,
                                    assert_cases_fail_before_writing,
                                    assert_fails_in_one_line, run_script,
@@ -142,7 +142,7 @@ def test_run_squad_fine_tunes_a_huggingface_folder_and_serves_raw_text(
   # Fine-tuned from the folder's weights (a few small steps away).
   tuned = tf.train.load_checkpoint(
       tf.train.latest_checkpoint(str(tmp_path / "output")))
-  folder = huggingface.HuggingFaceFolder(HUGGINGFACE_QA)
+  folder = huggingface_folder.HuggingFaceFolder(HUGGINGFACE_QA)
   for name in ("bert/embeddings/word_embeddings",
                "bert/encoder/layer_1/output/dense/kernel",
                "cls/squad/output_weights"):

@@ -17,7 +17,8 @@ import shutil
 import ml_dtypes
 import numpy as np
 
-from bert_tf.checkpoints import huggingface, sentence_transformers
+from bert_tf.checkpoints import (huggingface, huggingface_folder,
+                                 sentence_transformers)
 from bert_tf.checkpoints.names import (ORIGINAL_CONFIG_FILE,
                                       check_encoder_fits, expected_shape,
                                       labels_fields, labels_of_fields)
@@ -107,8 +108,8 @@ def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
       labels), or a folder's class that bert_tf does not map
       (huggingface.check_mapped).
     stored_dtypes: the reader gives each tensor in its stored dtype, not
-      float32 (see huggingface.HuggingFaceFolder; an original checkpoint's
-      reader always does).
+      float32 (see huggingface_folder.HuggingFaceFolder; an original
+      checkpoint's reader always does).
 
   A sentence-transformers folder's BERT is its Transformer module's folder,
   its reader gives its Dense modules' weights too
@@ -120,7 +121,7 @@ def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
     pipeline = sentence_transformers.read_pipeline(directory)
     directory = pipeline.transformer_dir
   if detect_format(directory) == HUGGINGFACE:
-    reader = huggingface.HuggingFaceFolder(directory, stored_dtypes)
+    reader = huggingface_folder.HuggingFaceFolder(directory, stored_dtypes)
     config_file = os.path.join(directory, huggingface.CONFIG_FILE)
     if pipeline is None and reader.cross_encoder_activation:
       pipeline = sentence_transformers.Pipeline(

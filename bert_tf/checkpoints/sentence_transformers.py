@@ -322,7 +322,7 @@ def _dense(module_dir):
 
 
 class PipelineReader:
-  """A folder's reader (huggingface.HuggingFaceFolder) with its Dense
+  """A folder's reader (huggingface_folder.HuggingFaceFolder) with its Dense
   modules' weights added under names.dense_module_name, so that
   load_checkpoint loads a whole BertEmbedder from one reader."""
 

@@ -3,7 +3,7 @@
 Released BERT checkpoints are TF1 name-based checkpoints ("bert/encoder/
 layer_0/attention/self/query/kernel", ...). Keras 3 forbids "/" in layer
 names, so compatibility cannot come from naming layers; instead tables
-(checkpoint_names, and each model's checkpoint_head_names) map every
+(names.encoder_names, and each model's checkpoint_head_names) map every
 original name to the attribute path of the Keras variable. All weights keep
 the original shapes, so no reshape or transpose is needed. A Hugging Face
 folder is read as a checkpoint too, under the same names (huggingface).
@@ -15,7 +15,8 @@ import os
 
 import tensorflow as tf
 
-from bert_tf.checkpoints import huggingface, sentence_transformers
+from bert_tf.checkpoints import (huggingface, huggingface_folder,
+                                 sentence_transformers)
 from bert_tf.checkpoints.names import (ORIGINAL_CONFIG_FILE,
                                        check_encoder_fits, encoder_names,
                                        labels_of_fields)
@@ -47,7 +48,7 @@ def checkpoint_variables(model):
   attribute path from the model}, e.g. {"output_weights":
   "output_head.output_weights"}) for its heads, and its BertEncoder as
   `.encoder` (a BertEncoder is its own encoder and declares no heads). The
-  encoder's names are checkpoint_names.encoder_names.
+  encoder's names are names.encoder_names.
 
   Raises:
     TypeError: the model declares no checkpoint_head_names.
@@ -129,10 +130,10 @@ def resolve_checkpoint_path(path):
 
 def open_reader(prefix):
   """A reader of the checkpoint's tensors by original name: a Hugging Face
-  folder's (huggingface.HuggingFaceFolder), else tf.train.load_checkpoint's,
+  folder's (huggingface_folder.HuggingFaceFolder), else tf.train.load_checkpoint's,
   with a damaged checkpoint named."""
   if huggingface.is_folder(prefix):
-    return huggingface.HuggingFaceFolder(prefix)
+    return huggingface_folder.HuggingFaceFolder(prefix)
   for path in storage.glob(f"{storage.glob_escape(prefix)}.*"):
     _check_regular_file(path)
   try:
@@ -154,7 +155,7 @@ def _check_regular_file(path):
 def check_fits(config, path, config_file):
   """Raises ValueError unless the checkpoint at `path` (see
   resolve_checkpoint_path; None: nothing to check) holds `config`'s encoder
-  (checkpoint_names.check_encoder_fits): a run checks its init checkpoint
+  (names.check_encoder_fits): a run checks its init checkpoint
   so before it builds the model."""
   if not path:
     return
@@ -226,7 +227,7 @@ def load_checkpoint(model, path, reader=None):
     FileNotFoundError: no checkpoint at `path`.
     CorruptCheckpointError: its files are truncated or damaged.
     ValueError: the checkpoint's encoder is not the model's (other layers,
-      a variable missing: see checkpoint_names.check_encoder_fits), a
+      a variable missing: see names.check_encoder_fits), a
       variable's shape differs between model and checkpoint, or a weight
       is not floating point.
   """

@@ -14,7 +14,7 @@ import pytest
 from safetensors.numpy import load_file, save_file
 
 import bert_tf
-from bert_tf.checkpoints import (conversion, huggingface, huggingface_config,
+from bert_tf.checkpoints import (conversion, huggingface_config, huggingface_folder,
                                  tf_checkpoints)
 from bert_tf.checkpoints.names import labels_fields, labels_of_fields
 from bert_tf.config import BertConfig
@@ -147,7 +147,7 @@ def test_labels_and_problem_type_survive_conversion_both_ways(tmp_path,
   for key in ("architectures", "id2label", "label2id", "problem_type"):
     if key in theirs:  # (the next-sentence head's LABEL_i go unsaid)
       assert ours[key] == theirs[key], key
-  read_back = huggingface.HuggingFaceFolder(str(back))
+  read_back = huggingface_folder.HuggingFaceFolder(str(back))
   assert (read_back.labels, read_back.problem_type) == HEADS[name][1:]
   ours_tensors = load_file(back / "model.safetensors")
   theirs_tensors = load_file(os.path.join(fixture(name), "model.safetensors"))

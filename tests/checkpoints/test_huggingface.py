@@ -11,7 +11,7 @@ import pytest
 from safetensors.numpy import load_file, save_file
 
 import bert_tf
-from bert_tf.checkpoints import conversion, huggingface
+from bert_tf.checkpoints import conversion, huggingface_folder
 from tests.support.helpers import PROJECT_DIR, SHARED_DIR, within_seconds
 
 HUGGINGFACE_DIR = os.path.join(SHARED_DIR, "reference", "huggingface")
@@ -138,7 +138,7 @@ def rewrite_config(directory, change):
 
 
 def read_all(directory):
-  reader = huggingface.HuggingFaceFolder(str(directory))
+  reader = huggingface_folder.HuggingFaceFolder(str(directory))
   return {name: reader.get_tensor(name)
           for name in reader.get_variable_to_shape_map()}
 
