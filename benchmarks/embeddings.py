@@ -47,7 +47,7 @@ SHARED_DIR = os.path.join(os.path.dirname(PROJECT_DIR), "shared")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 # pylint: disable=wrong-import-position,import-outside-toplevel
-from convert_checkpoint import measured_alternately
+from convert_checkpoint import measured_alternately, medians
 
 BERT_TF = "bert_tf"
 PEER = "sentence-transformers"
@@ -261,15 +261,6 @@ def peer_missing(python):
   return lines[-1]
 
 
-def alternating(sides, run, rounds):
-  """{side: [run(side) for each round]}, the sides taking turns."""
-  results = {side: [] for side in sides}
-  for _ in range(rounds):
-    for side in sides:
-      results[side].append(run(side))
-  return results
-
-
 def print_timings(title, results, count, extra=None):
   """Min, median and sentences/s of each side; bert_tf's speed against
   the peer's round by round (the peer's seconds over bert_tf's)."""
@@ -303,9 +294,10 @@ def time_calls(args, pythons, work, texts_file):
       print(f"{started['settings']}; importing it and loading the folder "
             f"{started['load']:.2f} s, first call {started['first_call']:.2f}"
             " s")
-    results = alternating(
-        workers, lambda side: workers[side].ask("encode")["seconds"],
-        args.rounds)
+    results = {side: [] for side in workers}
+    for _ in range(args.rounds):  # the sides taking turns
+      for side, worker in workers.items():
+        results[side].append(worker.ask("encode")["seconds"])
     print_timings(f"Whole calls, encode(sentences, batch_size="
                   f"{args.batch_size}): {args.rounds} rounds after a warm-up",
                   results, args.num_sentences)
@@ -339,15 +331,12 @@ def time_processes(args, pythons, texts_file):
   results = measured_alternately(runs, args.process_rounds)
   seconds = {side: [run[0] for run in values]
              for side, values in results.items()}
-
-  def peak_memory(side):
-    peak = statistics.median(run[1] for run in results[side])
-    return f"{peak / 1e9:.2f} GB"
-
+  peaks = {side: peak for side, (_, peak) in medians(results).items()}
   print_timings(
       f"Whole processes (import, load the folder, encode, exit): "
       f"{args.process_rounds} rounds after a warm-up", seconds,
-      args.num_sentences, ("peak memory", peak_memory))
+      args.num_sentences,
+      ("peak memory", lambda side: f"{peaks[side] / 1e9:.2f} GB"))
 
 
 def main():

@@ -11,9 +11,9 @@ seconds (the whole process) and lines/sec, the ratios, the files' sizes,
 and how far the two JSONL files are apart: tokens, the largest value
 difference, lines byte for byte the same. Then the output stage alone, in
 this process on the same values: printing lines (bert_tf against the
-original's loop, tests/original_extract_features.originals_line, on the
-first --print_lines lines), and bert_tf writing all of them as JSONL and as
-npz.
+original's loop, tests/support/original_extract_features.originals_line,
+on the first --print_lines lines), and bert_tf writing all of them as JSONL
+and as npz.
 
     .venv/bin/python benchmarks/extract_features.py \\
         --original_dir=/path/to/google-research/bert [--num_lines=2000] \\

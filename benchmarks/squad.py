@@ -9,10 +9,10 @@ Times, on the same predict file and the same logits, in the same run:
 for the original google-research/bert run_squad.py (under
 tensorflow.compat.v1, in its own process, from a checkout you pass with
 --original_dir; nothing of it is kept here) and for bert_tf
-(data.squad, data.squad_features, data.squad_answers). The logits look
-trained (tests/squad_reference.peaked_logits: a peak on one context span per
-feature, a high null score on some), so the original never falls back to
-its "empty" answer. Each side runs --repeats times from the file; prints the
+(tasks/squad: examples, features, answers). The logits look trained
+(tests/support/squad_reference.peaked_logits: a peak on one context span
+per feature, a high null score on some), so the original never falls back
+to its "empty" answer. Each side runs --repeats times from the file; prints the
 median seconds, the ratios, and whether the files are identical.
 
     .venv/bin/python benchmarks/squad.py --original_dir=/path/to/bert \\

@@ -50,7 +50,7 @@ REQUIRED_FLAGS = ("output_dir",)
 
 
 def run(task):
-  """Runs `task` as the flags say (bert_tf.tasks.run_fine_tuning)."""
+  """Runs `task` as the flags say (bert_tf.tasks.runner.run_fine_tuning)."""
   options = FineTuningOptions(
       **training_flags.run_options(), vocab_file=FLAGS.vocab_file,
       do_lower_case=tokenizer_flags.do_lower_case(),

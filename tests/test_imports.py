@@ -1,5 +1,5 @@
-"""DESIGN.md's rule: imports inside bert_tf run one way. No module imports
-one that imports it back, lazy imports inside functions included."""
+"""Imports inside bert_tf run one way: no module imports one that imports
+it back, lazy imports inside functions included."""
 
 import ast
 import json

@@ -51,7 +51,7 @@ class HuggingFaceFolder:
   """A Hugging Face BERT folder, opened and checked, read by original names.
 
   It answers tf.train.CheckpointReader's two questions
-  (get_variable_to_shape_map, get_tensor), so checkpoints.load_checkpoint
+  (get_variable_to_shape_map, get_tensor), so tf_checkpoints.load_checkpoint
   reads it as it reads an original checkpoint.
 
   Attributes:

@@ -1,4 +1,5 @@
-"""The original TF1 checkpoint format: names <-> Keras variables, read and write.
+"""The original TF1 checkpoint format: names <-> Keras variables, read and
+write.
 
 Released BERT checkpoints are TF1 name-based checkpoints ("bert/encoder/
 layer_0/attention/self/query/kernel", ...). Keras 3 forbids "/" in layer
@@ -130,8 +131,8 @@ def resolve_checkpoint_path(path):
 
 def open_reader(prefix):
   """A reader of the checkpoint's tensors by original name: a Hugging Face
-  folder's (huggingface_folder.HuggingFaceFolder), else tf.train.load_checkpoint's,
-  with a damaged checkpoint named."""
+  folder's (huggingface_folder.HuggingFaceFolder), else
+  tf.train.load_checkpoint's, with a damaged checkpoint named."""
   if huggingface.is_folder(prefix):
     return huggingface_folder.HuggingFaceFolder(prefix)
   for path in storage.glob(f"{storage.glob_escape(prefix)}.*"):
@@ -380,8 +381,8 @@ def as_tensor(value):
 def write_checkpoint(path, tensors):
   """Writes {name: tensor} as a TF1 name-based checkpoint at prefix `path`.
 
-  The files are written under a held temporary prefix (atomic_outputs) and renamed
-  into place, data first and index last, so a reader never sees a
+  The files are written under a held temporary prefix (atomic_outputs) and
+  renamed into place, data first and index last, so a reader never sees a
   half-written checkpoint and a killed writer's leftovers can be told from a
   live one's.
   """

@@ -48,7 +48,8 @@ class BertEncoder(BertKerasModel):
     TensorShape([1, 16])
   """
 
-  # The encoder's own names are bert_tf.checkpoints' table; it has no head.
+  # The encoder's own names are bert_tf/checkpoints/names.py's table
+  # (encoder_names); it has no head.
   checkpoint_head_names = {}
   huggingface_architectures = ("BertModel",)
 

@@ -221,7 +221,8 @@ def test_runs_without_importing_tensorflow(corpus, vocab, tmp_path,
 
 @pytest.fixture(scope="module")
 def bad_path_runs(tmp_path_factory):
-  """The issue's data-loss cases, each run against the same user files."""
+  """Each bad output or input path that could lose a user's data (BAD_PATHS,
+  a symlink, a stale temporary), run against the same user files."""
   directory = tmp_path_factory.mktemp("bad_paths")
   files = {
       "corpus.txt": b"A first sentence.\nA second one.\n\nAnother document.\n",

@@ -2,7 +2,7 @@
 
 serve_text splits the text into words as BasicTokenizer does (with their
 characters in the text as sent), and tags them as run_ner
---nodocument_context tags one sentence (data.tagging_features): each
+--nodocument_context tags one sentence (ner.features): each
 word's pieces, at most
 max_seq_length - 2 of them; the words in one sequence, or in consecutive
 chunks of whole words with the sentence's other pieces around them as

@@ -1,11 +1,11 @@
 """run_squad's export: question + context -> the answer, in the graph.
 
-serve_text makes the features run_squad makes (text.windows), runs the
+serve_text makes the features run_squad makes (squad.windows), runs the
 span model on every window at once and picks the answer as the original's
-write_predictions ranks them (data.squad_answers): the best start + end
+write_predictions ranks them (squad.answers): the best start + end
 logit over each window's n_best_size best starts and ends, the start in its
 max-context window, at most max_answer_length pieces; where no such pair
-exists, the best valid span anywhere (as squad_answers does). The answer's
+exists, the best valid span anywhere (as squad.answers does). The answer's
 text is predictions.json's (text.final_text): the pieces' characters, or
 where the original's get_final_text falls back, their whole words.
 
@@ -155,7 +155,7 @@ def _gather_rows(values, indexes):
 
 
 def _best_spans(start_logits, end_logits, windows, options, num_examples):
-  """Each question's best span, as squad_answers ranks them: the best of
+  """Each question's best span, as squad.answers ranks them: the best of
   the windows' top candidates, or where a question has none, of every
   valid span.
 

@@ -1,6 +1,6 @@
 """run_squad's doc_stride windows in TensorFlow ops, for raw-text serving.
 
-The same features as data.squad_features makes in numpy (tested equal):
+The same features as squad.features makes in numpy (tested equal):
 [CLS] question [SEP] window [SEP], windows of max_seq_length -
 len(question) - 3 context pieces starting doc_stride apart (or a window's
 length apart, if shorter) until one reaches the end, and the original's

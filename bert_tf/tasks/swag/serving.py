@@ -1,7 +1,7 @@
 """run_swag's export: a context and its four endings -> the choice.
 
 serve_text packs `[CLS] context [SEP] ending [SEP]` for each ending as
-run_swag packs `sent1` and `sent2 ending` (data.multiple_choice_features),
+run_swag packs `sent1` and `sent2 ending` (swag.features),
 in the graph, and returns the model's softmax over the four.
 """
 

@@ -31,7 +31,7 @@ def examples_and_features():
 
 def question_only_logits(features):
   """Every feature's top start and end positions inside the question: no
-  valid span among them (google-research/bert #476)."""
+  valid span among them, where the original answers "empty" or crashes."""
   start = np.zeros(features["input_ids"].shape, np.float32)
   end = np.zeros_like(start)
   start[:, 1:3] = 9.0
