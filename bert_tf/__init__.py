@@ -68,40 +68,55 @@ def __dir__():
 
 
 class _RegisterWithKeras(importlib.abc.MetaPathFinder):
-  """Imports bert_tf.keras_objects once both keras and tensorflow have
-  finished importing, whichever comes last, then leaves sys.meta_path.
+  """Imports bert_tf.keras_objects once keras and tensorflow have both
+  finished importing and no bert_tf module is half-imported, then leaves
+  sys.meta_path.
 
-  Each imports the other while it runs (tensorflow's __init__ imports keras
-  inside a try/except that drops ImportError): registering when only one
-  has finished would import bert_tf's classes into a half-made module, and
-  an error there could vanish. It finds nothing itself: for either name it
-  takes the spec the other finders give and wraps its loader.
+  keras and tensorflow import each other (tensorflow's __init__ imports
+  keras inside a try/except that drops ImportError), and a bert_tf module
+  may be the one importing them: registering before all of those have run
+  would import bert_tf's classes into half-made modules, and an error there
+  could vanish. It finds nothing itself: for those names it takes the spec
+  the other finders give and wraps its loader.
   """
 
   _NAMES = ("keras", "tensorflow")
 
   def __init__(self):
     self._finished = {name for name in self._NAMES if name in sys.modules}
+    self._bert_tf_running = 0
 
   def find_spec(self, name, path=None, target=None):
-    if name not in self._NAMES:
+    ours = name.startswith("bert_tf.")
+    if name not in self._NAMES and not ours:
       return None
     sys.meta_path.remove(self)
     try:
       spec = importlib.util.find_spec(name)
     finally:
       sys.meta_path.insert(0, self)
+    if spec is None or spec.loader is None:
+      return spec
     run_module = spec.loader.exec_module
 
     def exec_module(module):
-      run_module(module)
-      self._finished.add(name)
-      if self._finished == set(self._NAMES) and self in sys.meta_path:
-        sys.meta_path.remove(self)
-        importlib.import_module("bert_tf.keras_objects")
+      self._bert_tf_running += ours
+      try:
+        run_module(module)
+      finally:
+        self._bert_tf_running -= ours
+      if not ours:
+        self._finished.add(name)
+      self._register_when_ready()
 
     spec.loader.exec_module = exec_module
     return spec
+
+  def _register_when_ready(self):
+    if self._finished == set(self._NAMES) and not self._bert_tf_running \
+        and self in sys.meta_path:
+      sys.meta_path.remove(self)
+      importlib.import_module("bert_tf.keras_objects")
 
 
 if "keras" in sys.modules and "tensorflow" in sys.modules:

@@ -13,7 +13,6 @@ import export_flags
 import tokenizer_flags
 import model_flags
 import training_flags
-from bert_tf.tasks.runner import FineTuningOptions, run_fine_tuning
 
 flags.DEFINE_integer(
     "max_seq_length", 128,
@@ -51,6 +50,7 @@ REQUIRED_FLAGS = ("output_dir",)
 
 def run(task):
   """Runs `task` as the flags say (bert_tf.tasks.runner.run_fine_tuning)."""
+  from bert_tf.tasks.runner import FineTuningOptions, run_fine_tuning
   options = FineTuningOptions(
       **training_flags.run_options(), vocab_file=FLAGS.vocab_file,
       do_lower_case=tokenizer_flags.do_lower_case(),

@@ -7,7 +7,10 @@ predicts, adopts this module alone.
 
 from absl import flags, logging
 
-from bert_tf.training import distribution, precision
+# bert_tf.training.distribution.STRATEGIES and precision.POLICIES, named
+# here so that the flags parse before TensorFlow is imported.
+STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
+DTYPES = ("float32", "bfloat16", "float16")
 
 # The original release's flags, the same in each of its scripts.
 flags.DEFINE_string(
@@ -49,8 +52,7 @@ flags.DEFINE_string(
     "tpu", None,
     "A TPU name, a grpc:// address, or `local` on a TPU VM: trains with "
     "TPUStrategy (the same as --use_tpu --tpu_name=...).")
-flags.DEFINE_enum("distribution_strategy", "one_device",
-                  list(distribution.STRATEGIES),
+flags.DEFINE_enum("distribution_strategy", "one_device", list(STRATEGIES),
                   "one_device: one GPU, else the CPU. mirrored: the local "
                   "GPUs. multi_worker_mirrored: the workers in TF_CONFIG. "
                   "tpu: see --tpu.")
@@ -58,7 +60,7 @@ flags.DEFINE_integer("num_gpus", None,
                      "With mirrored: how many local GPUs (default: all).")
 flags.DEFINE_bool("use_xla", False,
                   "Compile each step's forward (and backward) pass with XLA.")
-flags.DEFINE_enum("dtype", "float32", list(precision.POLICIES),
+flags.DEFINE_enum("dtype", "float32", list(DTYPES),
                   "Compute dtype. bfloat16 and float16 are mixed precision "
                   "(float32 variables and checkpoints); float16 uses dynamic "
                   "loss scaling.")
@@ -82,6 +84,7 @@ def strategy():
   Raises:
     ValueError: naming the flag, e.g. when no TPU can be reached.
   """
+  from bert_tf.training import distribution
   tpu = tpu_address()
   result = distribution.create_strategy(
       FLAGS.distribution_strategy, FLAGS.num_gpus, tpu, FLAGS.tpu_zone,

@@ -12,24 +12,84 @@ silenced unless asked for (_quiet_tensorflow_start_up). --verbosity=1 also
 logs where the error was raised.
 """
 
+import contextlib
 import gc
+import importlib.abc
+import importlib.util
 import math
 import os
+import re
 import signal
 import sys
+import tempfile
 
 from absl import app, flags, logging
+
+# absl's --verbosity or its short name, -v, with one dash or two.
+_VERBOSITY_FLAG = re.compile(r"--?(verbosity|v)(=|$)")
+# A line of TensorFlow's C++ start-up: absl's note on lines written before
+# its logging starts, or a log line below FATAL in either of TensorFlow's
+# formats ("2026-12-03 12:49:51.897468: I external/...cc:31] ..." on 2.20,
+# "I0000 00:00:1796322886.970923 11296 port.cc:153] ..." on 2.21).
+_START_UP_LINE = re.compile(
+    rb"WARNING: All log messages before absl::InitializeLog\(\)"
+    rb"|(\S+ \S+: )?[IWE]\S* .*\.cc:\d+\] ")
 
 
 def _quiet_tensorflow_start_up():
   """TensorFlow's C++ start-up lines (no CUDA driver, cuInit, CPU
   instructions, oneDNN) tell a user of these programs nothing; they are
-  silenced unless TF_CPP_MIN_LOG_LEVEL is set or --verbosity / -v is given
-  (TensorFlow 2.21 writes its "Could not find cuda drivers" line before it
-  reads the setting). Run before TensorFlow is imported: every script
-  imports this module first."""
-  if not any(arg.startswith(("--verbosity", "-v")) for arg in sys.argv[1:]):
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+  silenced unless --verbosity / -v is given or TF_CPP_MIN_LOG_LEVEL is
+  set below 3. TensorFlow 2.21 writes its first ones while it is imported,
+  before it reads the setting: _QuietTensorFlowImport drops those. Run
+  before TensorFlow is imported: every script imports this module first."""
+  if any(_VERBOSITY_FLAG.match(arg) for arg in sys.argv[1:]):
+    return
+  if os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3") == "3":
+    sys.meta_path.insert(0, _QuietTensorFlowImport())
+
+
+class _QuietTensorFlowImport(importlib.abc.MetaPathFinder):
+  """Runs the first `import tensorflow` with TensorFlow's start-up lines
+  dropped from stderr, then leaves sys.meta_path. It finds nothing itself:
+  it wraps the loader of the spec the other finders give."""
+
+  def find_spec(self, name, path=None, target=None):
+    if name != "tensorflow":
+      return None
+    sys.meta_path.remove(self)
+    spec = importlib.util.find_spec(name)
+    if spec is not None:
+      run_module = spec.loader.exec_module
+
+      def exec_module(module):
+        with _start_up_lines_dropped():
+          run_module(module)
+
+      spec.loader.exec_module = exec_module
+    return spec
+
+
+@contextlib.contextmanager
+def _start_up_lines_dropped():
+  """The process's stderr (file descriptor 2, where C++ writes) caught in
+  a temporary file while the block runs, then written back less
+  TensorFlow's start-up lines: Python's warnings and logging come
+  through."""
+  sys.stderr.flush()
+  stderr = os.dup(2)
+  with tempfile.TemporaryFile() as caught:
+    os.dup2(caught.fileno(), 2)
+    try:
+      yield
+    finally:
+      sys.stderr.flush()
+      os.dup2(stderr, 2)
+      os.close(stderr)
+      caught.seek(0)
+      with open(2, "wb", closefd=False) as restored:
+        restored.writelines(
+            line for line in caught if not _START_UP_LINE.match(line))
 
 
 _quiet_tensorflow_start_up()

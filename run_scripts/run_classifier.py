@@ -25,7 +25,6 @@ from absl import flags
 import program  # first: quiets TensorFlow's start-up
 import fine_tuning_flags
 from bert_tf.tasks.glue import examples as glue
-from bert_tf.tasks.glue.task import GlueTask
 
 flags.DEFINE_string(
     "data_dir", None,
@@ -41,6 +40,7 @@ FLAGS = flags.FLAGS
 
 def main(_):
   task = glue.get_task(FLAGS.task_name, FLAGS.xnli_language)
+  from bert_tf.tasks.glue.task import GlueTask
   fine_tuning_flags.run(GlueTask(task, FLAGS.data_dir,
                                            FLAGS.xnli_language))
 

@@ -23,8 +23,12 @@ from absl import flags
 
 import program  # first: quiets TensorFlow's start-up
 import fine_tuning_flags
-from bert_tf.layers.layer_combination import FEATURE_CHOICES
-from bert_tf.tasks.ner.task import NerTask
+
+# bert_tf.layers.layer_combination.FEATURE_CHOICES, named here so that the
+# flags parse before TensorFlow is imported.
+FEATURE_CHOICES = ("embeddings", "second_to_last_hidden", "last_hidden",
+                   "weighted_sum_last_four", "concat_last_four",
+                   "weighted_sum_all")
 
 flags.DEFINE_string(
     "data_dir", None,
@@ -52,6 +56,7 @@ def main(_):
   if FLAGS["lstm_units"].present and not FLAGS.feature_based:
     raise ValueError("--lstm_units is the feature-based BiLSTM's size: give "
                      "--feature_based too, or leave --lstm_units out")
+  from bert_tf.tasks.ner.task import NerTask
   fine_tuning_flags.run(NerTask(FLAGS.data_dir, FLAGS.document_context,
                                 FLAGS.feature_based, FLAGS.lstm_units))
 

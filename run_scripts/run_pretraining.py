@@ -23,7 +23,6 @@ from absl import flags
 
 import model_flags
 import training_flags
-from bert_tf.pretraining.runner import PretrainingOptions, run_pretraining
 
 flags.DEFINE_string(
     "input_file", None,
@@ -55,8 +54,10 @@ FLAGS = flags.FLAGS
 
 
 def main(_):
+  run_options = training_flags.run_options()  # checked before TensorFlow
+  from bert_tf.pretraining.runner import PretrainingOptions, run_pretraining
   run_pretraining(PretrainingOptions(
-      **training_flags.run_options(), input_file=FLAGS.input_file,
+      **run_options, input_file=FLAGS.input_file,
       vocab_file=FLAGS.vocab_file,
       max_predictions_per_seq=FLAGS.max_predictions_per_seq,
       num_train_steps=FLAGS.num_train_steps,

@@ -27,9 +27,11 @@ import program  # first: quiets TensorFlow's start-up
 import fine_tuning_flags
 from bert_tf.tasks.squad import features as squad_features
 from bert_tf.tasks.squad.answers import AnswerOptions
-from bert_tf.tasks.squad.serving import MAX_SERVING_CONTEXT_LENGTH
-from bert_tf.tasks.squad.task import SquadTask
 from bert_tf.training import option_checks
+
+# bert_tf.tasks.squad.serving.MAX_SERVING_CONTEXT_LENGTH, named here so that
+# the flags parse before TensorFlow is imported.
+MAX_SERVING_CONTEXT_LENGTH = 10_000
 
 flags.DEFINE_string("train_file", None,
                     "SQuAD json for training. E.g., train-v1.1.json")
@@ -88,6 +90,7 @@ def main(_):
   # Before any file is read, as the original's validate_flags_or_throw.
   squad_features.check_lengths(FLAGS.max_seq_length, FLAGS.max_query_length,
                                FLAGS.doc_stride)
+  from bert_tf.tasks.squad.task import SquadTask
   fine_tuning_flags.run(SquadTask(
       FLAGS.train_file, FLAGS.predict_file, FLAGS.doc_stride,
       FLAGS.max_query_length, AnswerOptions(

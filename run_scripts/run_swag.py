@@ -25,7 +25,6 @@ from absl import flags
 
 import program  # first: quiets TensorFlow's start-up
 import fine_tuning_flags
-from bert_tf.tasks.swag.task import SwagTask
 
 flags.DEFINE_string(
     "data_dir", None,
@@ -37,6 +36,7 @@ FLAGS = flags.FLAGS
 
 
 def main(_):
+  from bert_tf.tasks.swag.task import SwagTask
   fine_tuning_flags.run(SwagTask(FLAGS.data_dir))
 
 

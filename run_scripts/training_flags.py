@@ -9,8 +9,10 @@ from absl import flags
 
 import model_flags
 from bert_tf.training import option_checks
-from bert_tf.training.optimization import OPTIMIZERS
-from bert_tf.training.trainer import TrainingOptions
+
+# bert_tf.training.optimization.OPTIMIZERS, named here so that the flags
+# parse before TensorFlow is imported.
+OPTIMIZERS = ("adamw", "lamb")
 
 # The original release's flags, the same in each of its training scripts.
 flags.DEFINE_string(
@@ -67,6 +69,7 @@ def _training_options():
       "gradient_accumulation_steps", "keep_checkpoint_max"))
   # 0 keeps the weights as loaded.
   option_checks.check_not_negative(FLAGS, ("learning_rate",))
+  from bert_tf.training.trainer import TrainingOptions
   return TrainingOptions(
       num_train_steps=0,
       save_checkpoints_steps=FLAGS.save_checkpoints_steps,

@@ -1,48 +1,11 @@
 """run_scripts/program.py: how every program starts and stops."""
 
 import os
-import re
 import subprocess
 import sys
 import time
 
-from tests.support.helpers import PROJECT_DIR, run_script
-
-# A line TensorFlow's C++ logging writes: "2026-12-03 12:49:51.897468: I
-# external/.../cudart_stub.cc:31] ..." or "W0000 00:00:... loop_optimizer.cc:
-# 934] ...".
-_TENSORFLOW_LOG_LINE = re.compile(
-    r"^(?:\S+ \S+: )?[IWEF]\S* .*\.cc:\d+\] .*$", re.MULTILINE)
-# TensorFlow 2.21's lines from before its logging starts (absl's format,
-# "I0000 00:00:1796322886.970923 11296 port.cc:153] ...").
-_BEFORE_LOGGING_STARTS = re.compile(
-    r"^I0000 00:00:\S+ +\d+ (port|cudart_stub)\.cc:")
-
-
-def test_tensorflow_start_up_lines_are_silenced_unless_asked_for(
-    monkeypatch):
-  """A run's stderr is what its user needs: TensorFlow's C++
-  start-up lines (no CUDA driver, CPU instructions, oneDNN) only with
-  --verbosity or TF_CPP_MIN_LOG_LEVEL. TensorFlow 2.21 writes its first
-  lines (oneDNN, no CUDA driver) before its logging starts and reads the
-  setting ("All log messages before absl::InitializeLog() is called are
-  written to STDERR"), so those stay."""
-  # Not inherited from a module this test process imported.
-  monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
-  flag_values = {"helpshort": True}  # TensorFlow is imported, then help
-  quiet = run_script("run_swag.py", flag_values)
-  verbose = run_script("run_swag.py", {**flag_values, "verbosity": 1})
-  chosen = run_script("run_swag.py", flag_values,
-                      env={"TF_CPP_MIN_LOG_LEVEL": "0"})
-  for result in (quiet, verbose, chosen):
-    assert "--output_dir" in result.stdout, result.stderr[-3000:]
-  quiet_lines = _TENSORFLOW_LOG_LINE.findall(quiet.stderr)
-  assert all(_BEFORE_LOGGING_STARTS.match(line) for line in quiet_lines), \
-      quiet.stderr
-  for result in (verbose, chosen):
-    assert len(_TENSORFLOW_LOG_LINE.findall(result.stderr)) > \
-        len(quiet_lines), result.stderr
-
+from tests.support.helpers import PROJECT_DIR
 
 def test_a_finished_run_exits_without_collecting():
   """Once main returns, the collector is frozen, so that exiting does not
