@@ -93,11 +93,14 @@ def detect_format(directory):
 
 
 def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
-                    stored_dtypes=False):
+                    stored_dtypes=False, prefix=None):
   """Opens either format.
 
   Args:
     directory: the model directory.
+    prefix: which of an original-format directory's checkpoints to open,
+      resolved already (a run's --init_checkpoint); by default its newest
+      (tf_checkpoints.resolve_checkpoint_path).
     needs_vocab: whether a directory without a vocabulary is refused (else
       its vocab_file is None: a run given --vocab_file).
     architecture_name: the head to take (a transformers class, see
@@ -144,7 +147,7 @@ def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
     config = BertConfig.from_json_file(config_file)
     labels, problem_type = labels_of_fields(config.extra_fields, config_file)
     tf_checkpoints = _tf_checkpoints()
-    prefix = tf_checkpoints.resolve_checkpoint_path(directory)
+    prefix = prefix or tf_checkpoints.resolve_checkpoint_path(directory)
     checkpoint = Checkpoint(prefix, ORIGINAL, config,
                             tf_checkpoints.open_reader(prefix), None, labels,
                             None, None, problem_type)

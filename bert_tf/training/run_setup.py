@@ -98,9 +98,11 @@ def resolve_run_model(init_checkpoint, bert_config_file, vocab_file,
                      f"2, room for [CLS] and [SEP]")
   prefix = _resolve_init_checkpoint(init_checkpoint)
   model_dir = model_directory_of(init_checkpoint, prefix)
-  source = conversion.open_checkpoint(
-      model_dir, needs_vocab=False) if model_dir else None
-  if source is not None and prefix == model_dir:  # a folder: its weights
+  source = None
+  if model_dir:  # a folder's prefix is the folder: it keeps its weights
+    folder = prefix == model_dir
+    source = conversion.open_checkpoint(model_dir, needs_vocab=False,
+                                        prefix=None if folder else prefix)
     prefix = source.path
   config, config_file = _config(bert_config_file, source, model_dir)
   if max_seq_length is not None:

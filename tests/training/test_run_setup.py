@@ -64,6 +64,19 @@ def test_a_model_directory_alone_gives_config_vocabulary_and_casing(
 
 
 @pytest.mark.shared
+def test_the_checkpoint_named_is_the_one_opened(release):
+  """--init_checkpoint naming one of a directory's checkpoints is resolved
+  once: the run opens that one, not the directory's newest."""
+  for path in release.glob("bert_model.ckpt.*"):
+    shutil.copy(path, release / path.name.replace("bert_model", "older"))
+  (release / "checkpoint").write_text(
+      'model_checkpoint_path: "bert_model.ckpt"\n')
+  model = resolve(release / "older.ckpt")
+  assert model.init_checkpoint == str(release / "older.ckpt")
+  assert model.source.path == model.init_checkpoint
+
+
+@pytest.mark.shared
 def test_agreeing_flags_are_taken_and_a_run_may_set_its_own_dropout(
     release, tmp_path):
   values = json.loads((release / "bert_config.json").read_text())
