@@ -43,7 +43,7 @@ for name in reader.get_variable_to_shape_map():
 def write_large_checkpoint(directory):
   """bert_config.json, vocab.txt and bert_model.ckpt of BERT-Large's
   shapes; returns the checkpoint's size in bytes."""
-  from bert_tf.checkpoints import huggingface, names, tf_checkpoints  # pylint: disable=import-outside-toplevel
+  from bert_tf.checkpoints import checkpoint_writer, huggingface, names  # pylint: disable=import-outside-toplevel
   from bert_tf.config import BertConfig  # pylint: disable=import-outside-toplevel
   config = BertConfig.from_dict(LARGE)
   os.makedirs(directory)
@@ -59,8 +59,8 @@ def write_large_checkpoint(directory):
       name: generator.standard_normal(
           names.expected_shape(config, name, 2), np.float32) * 0.02
       for name in huggingface.original_names(config, architecture)}
-  tensors[tf_checkpoints.GLOBAL_STEP] = np.int64(0)
-  tf_checkpoints.write_checkpoint(os.path.join(directory, "bert_model.ckpt"),
+  tensors[names.GLOBAL_STEP] = np.int64(0)
+  checkpoint_writer.write_checkpoint(os.path.join(directory, "bert_model.ckpt"),
                                tensors)
   return sum(value.nbytes for value in tensors.values())
 

@@ -32,7 +32,7 @@ _EXPORTS = {
     "LoadReport": "bert_tf.checkpoints.tf_checkpoints",
     "checkpoint_variables": "bert_tf.checkpoints.tf_checkpoints",
     "load_checkpoint": "bert_tf.checkpoints.tf_checkpoints",
-    "save_checkpoint": "bert_tf.checkpoints.tf_checkpoints",
+    "save_checkpoint": "bert_tf.checkpoints.checkpoint_writer",
     "MultipleNegativesRankingLoss": "bert_tf.training.losses",
     "masked_lm_loss": "bert_tf.training.losses",
     "next_sentence_loss": "bert_tf.training.losses",

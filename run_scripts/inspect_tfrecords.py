@@ -16,7 +16,7 @@ from absl import flags
 
 import program
 from bert_tf import tokenization
-from bert_tf.checkpoints import conversion
+from bert_tf.checkpoints import folder_vocabulary
 from bert_tf.data import tfrecords
 from bert_tf.files import input_checks, storage
 from bert_tf.pretraining import features as pretraining_features
@@ -112,7 +112,7 @@ def main(_):
   tokenizer = None
   if FLAGS.vocab_file:
     if storage.isdir(FLAGS.vocab_file):
-      vocab, _ = conversion.vocabulary_of(FLAGS.vocab_file)
+      vocab, _ = folder_vocabulary.vocabulary_of(FLAGS.vocab_file)
     else:
       input_checks.check_input_file("--vocab_file", FLAGS.vocab_file)
       vocab = rules.read_vocabulary(FLAGS.vocab_file)

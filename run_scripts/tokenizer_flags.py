@@ -3,7 +3,7 @@ create_pretraining_data and the fine-tuning scripts. No TensorFlow here."""
 
 from absl import flags, logging
 
-from bert_tf.checkpoints import conversion
+from bert_tf.checkpoints import folder_vocabulary
 from bert_tf.files import storage
 from bert_tf.wordpiece import vocabulary
 
@@ -34,7 +34,7 @@ def vocabulary_and_casing():
   if not FLAGS.vocab_file or not storage.isdir(FLAGS.vocab_file):
     return FLAGS.vocab_file, FLAGS.do_lower_case
   try:
-    vocab, tokenizer_files = conversion.vocabulary_of(FLAGS.vocab_file)
+    vocab, tokenizer_files = folder_vocabulary.vocabulary_of(FLAGS.vocab_file)
   except FileNotFoundError:
     raise ValueError(f"--vocab_file={FLAGS.vocab_file} is a directory with "
                      f"no vocabulary (vocab.txt or tokenizer.json) in "

@@ -13,7 +13,8 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from bert_tf.checkpoints import (conversion, huggingface_folder, tf_checkpoints)
+from bert_tf.checkpoints import (checkpoint_writer, conversion,
+                                 huggingface_folder, tf_checkpoints)
 from tests.support.helpers import (ORIGINAL_TINY, PROJECT_DIR, SHARED_DIR,
                                    assert_cases_fail_before_writing,
                                    assert_fails_in_one_line, run_script,
@@ -252,7 +253,7 @@ def test_a_weight_that_is_not_a_float_is_not_converted(tmp_path):
   tensors = {name: tf.constant(reader.get_tensor(name))
              for name in reader.get_variable_to_shape_map()}
   tensors["bert/pooler/dense/bias"] = tf.range(32)
-  tf_checkpoints.write_checkpoint(prefix, tensors)
+  checkpoint_writer.write_checkpoint(prefix, tensors)
   for output_format in conversion.FORMATS:
     with pytest.raises(ValueError, match=(
         "bert_model.ckpt: variable bert/pooler/dense/bias is int32, not "

@@ -9,6 +9,7 @@ directory and renamed into place when complete, into a new or empty
 stay half the size) unless the dtype asked for is another.
 """
 
+
 import dataclasses
 import logging
 import os
@@ -18,8 +19,9 @@ import ml_dtypes
 import numpy as np
 
 from bert_tf.checkpoints import (huggingface, huggingface_folder,
-                                 sentence_transformers)
-from bert_tf.checkpoints.names import (ORIGINAL_CONFIG_FILE,
+                                 pipeline_reader, sentence_transformers)
+from bert_tf.checkpoints.folder_vocabulary import VOCAB_FILE, vocabulary_in
+from bert_tf.checkpoints.names import (GLOBAL_STEP, ORIGINAL_CONFIG_FILE,
                                       check_encoder_fits, expected_shape,
                                       labels_fields, labels_of_fields)
 from bert_tf.config import BertConfig
@@ -35,7 +37,6 @@ FORMATS = (ORIGINAL, HUGGINGFACE)
 DTYPES = {"float32": np.float32, "float16": np.float16,
           "bfloat16": ml_dtypes.bfloat16}
 ORIGINAL_CHECKPOINT = "bert_model.ckpt"
-VOCAB_FILE = "vocab.txt"
 
 
 @dataclasses.dataclass
@@ -116,7 +117,7 @@ def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
 
   A sentence-transformers folder's BERT is its Transformer module's folder,
   its reader gives its Dense modules' weights too
-  (sentence_transformers.PipelineReader), and its pipeline is read.
+  (pipeline_reader.PipelineReader), and its pipeline is read.
   """
   one_output = "BertForMultipleChoice"
   pipeline = None
@@ -131,7 +132,7 @@ def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
           sentence_transformers.CROSS_ENCODER, directory,
           activation=reader.cross_encoder_activation)
     if pipeline is not None:
-      reader = sentence_transformers.PipelineReader(
+      reader = pipeline_reader.PipelineReader(
           reader, pipeline, reader.config.hidden_size)
     checkpoint = Checkpoint(directory, HUGGINGFACE, reader.config, reader,
                             None, reader.labels, None, None,
@@ -162,56 +163,12 @@ def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
   tokenizer = tokenizer_json.read_folder(directory, model_file)
   checkpoint.tokenizer_files = tokenizer
   checkpoint.do_lower_case = tokenizer.do_lower_case
-  checkpoint.vocabulary = _vocabulary(directory, tokenizer, needs_vocab)
+  checkpoint.vocabulary = vocabulary_in(directory, tokenizer, needs_vocab)
   if checkpoint.vocabulary is not None:
     checkpoint.vocab_file = checkpoint.vocabulary.path
     vocabulary.check_vocab_fits(checkpoint.vocabulary,
                                 checkpoint.config.vocab_size, config_file)
   return checkpoint
-
-
-def vocabulary_of(directory):
-  """(its vocabulary as rules.Vocabulary, its tokenizer files as
-  tokenizer_json.FolderTokenizer) of a model directory, its checkpoint left
-  unopened: what a program that only tokenizes takes from one."""
-  tokenizer = tokenizer_json.read_folder(directory, model_file)
-  return _vocabulary(directory, tokenizer, True), tokenizer
-
-
-def _vocabulary(directory, tokenizer, needs_vocab):
-  """vocab.txt where the directory has one, else its tokenizer.json, read
-  (rules.Vocabulary); None for neither unless needs_vocab. Where it has
-  both, they must hold the same tokens in the same order (else which one
-  is the model's?)."""
-  vocab_file = model_file(directory, VOCAB_FILE)
-  if vocab_file is None:
-    vocab_file = tokenizer.tokenizer_file
-  if vocab_file is None:
-    if needs_vocab:
-      required_model_file(
-          directory, VOCAB_FILE, f"a BERT model directory has its "
-          f"{VOCAB_FILE} (or a {tokenizer_json.TOKENIZER_FILE})")
-    return None
-  vocab = rules.read_vocabulary(vocab_file)
-  if vocab_file != tokenizer.tokenizer_file and tokenizer.settings:
-    _check_same_tokens(vocab, tokenizer)
-  return vocab
-
-
-def _check_same_tokens(vocab, tokenizer):
-  """Raises ValueError, naming both files, where vocab.txt's {token: id}
-  (`vocab`, a rules.Vocabulary) is not the tokenizer.json's."""
-  vocab_file = vocab.path
-  tokens = list(vocab.vocab.items())
-  others = list(tokenizer.settings.vocab.items())
-  if tokens != others:
-    index = next((index for index, (token, other) in
-                  enumerate(zip(tokens, others)) if token != other),
-                 min(len(tokens), len(others)))
-    raise ValueError(
-        f"{vocab_file} and {tokenizer.tokenizer_file} hold different "
-        f"vocabularies ({len(tokens)} and {len(others)} tokens, first "
-        f"differing at line {index + 1}); a model has one")
 
 
 def _unnamed_labels(architecture_name, shapes):
@@ -229,6 +186,13 @@ def _tf_checkpoints():
   written: TensorFlow comes with it, and no refusal before needs it."""
   from bert_tf.checkpoints import tf_checkpoints  # pylint: disable=g-import-not-at-top
   return tf_checkpoints
+
+
+def _checkpoint_writer():
+  """checkpoint_writer, imported where an original checkpoint is written
+  (TensorFlow comes with it, as with _tf_checkpoints)."""
+  from bert_tf.checkpoints import checkpoint_writer  # pylint: disable=g-import-not-at-top
+  return checkpoint_writer
 
 
 def check_output_dir(output_dir):
@@ -377,12 +341,12 @@ def _checked_tensors(source, architecture, dtype, as_tensors):
   """{original name: array} of the architecture's tensors, each checked
   against the config and cast to `dtype` (None: kept), or TensorFlow
   tensors (as_tensors: what an original checkpoint is written from)."""
-  tf_checkpoints = _tf_checkpoints()
+  as_tensor = _checkpoint_writer().as_tensor
 
   def convert(value):
     if dtype is not None:
       value = value.astype(dtype, copy=False)
-    return tf_checkpoints.as_tensor(value) if as_tensors else value
+    return as_tensor(value) if as_tensors else value
 
   stored = source.reader.get_variable_to_shape_map()
   num_labels = huggingface.num_labels_of(source.architecture_name,
@@ -397,6 +361,7 @@ def _checked_tensors(source, architecture, dtype, as_tensors):
       raise ValueError(f"{source.path}: variable {name} is shaped "
                        f"{list(stored[name])}, but its config makes it "
                        f"{expected}")
+  tf_checkpoints = _tf_checkpoints()
   tf_checkpoints.check_floats(source.reader, source.path, names)
   return tf_checkpoints.read_tensors(source.reader, source.path, names,
                                     convert)
@@ -406,7 +371,6 @@ def _write_original(directory, files):
   """bert_config.json (with a classifier's labels and problem_type, see
   names.labels_fields) and bert_model.ckpt (with global_step 0, as
   released)."""
-  tf_checkpoints = _tf_checkpoints()
   if files.config.hidden_act == "gelu_exact":
     logger.warning(
         "hidden_act is the exact (erf) GELU, which Hugging Face calls "
@@ -420,6 +384,6 @@ def _write_original(directory, files):
   with storage.open_file(config_file, "w") as writer:
     writer.write(config.to_json_string())
   tensors = files.tensors
-  tensors[tf_checkpoints.GLOBAL_STEP] = np.array(0, np.int64)
-  tf_checkpoints.write_checkpoint(
+  tensors[GLOBAL_STEP] = np.array(0, np.int64)
+  _checkpoint_writer().write_checkpoint(
       os.path.join(directory, ORIGINAL_CHECKPOINT), tensors)

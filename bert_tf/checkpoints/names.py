@@ -13,6 +13,8 @@ import re
 
 # The original format's config, beside its checkpoint.
 ORIGINAL_CONFIG_FILE = "bert_config.json"
+# The training step an original checkpoint stores beside the weights.
+GLOBAL_STEP = "global_step"
 
 
 def dense_module_name(index, variable):

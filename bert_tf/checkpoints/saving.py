@@ -12,7 +12,8 @@ import keras
 import numpy as np
 
 from bert_tf.checkpoints import (conversion, huggingface,
-                                 sentence_transformers, tf_checkpoints)
+                                 sentence_transformers,
+                                 sentence_transformers_saving, tf_checkpoints)
 from bert_tf.wordpiece import vocabulary
 from bert_tf.wordpiece.tokenizer_json import (TOKENIZER_FILE,
                                                 is_tokenizer_json)
@@ -58,7 +59,7 @@ def save_pretrained(model, directory, output_format, vocab_file=None,
     if pipeline is not None:
       preprocessor = getattr(model, "preprocessor", None)
       files.model_max_length = getattr(preprocessor, "max_seq_length", None)
-      files.extra_files = sentence_transformers.folder_files(
+      files.extra_files = sentence_transformers_saving.folder_files(
           pipeline, model.config.hidden_size, _dense_weights(model))
       output_format = conversion.HUGGINGFACE
     conversion.write_model_directory(directory, output_format, files)

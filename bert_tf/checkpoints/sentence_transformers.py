@@ -21,14 +21,12 @@ are read from their safetensors (a pickle is refused, as for the encoder).
 """
 
 import dataclasses
-import json
 import os
 from typing import Optional
 
-import numpy as np
 
-from bert_tf.checkpoints.names import check_pooling, dense_module_name
-from bert_tf.checkpoints.safetensors_files import read_tensor, tensor_headers
+from bert_tf.checkpoints.names import check_pooling
+from bert_tf.checkpoints.safetensors_files import tensor_headers
 from bert_tf.files.json_files import read_json, read_json_object
 from bert_tf.files import storage
 from bert_tf.files.model_files import model_file, model_folder
@@ -40,7 +38,7 @@ MODULE_CONFIG_FILE = "config.json"
 DENSE_WEIGHTS_FILE = "model.safetensors"
 _PICKLE_WEIGHTS_FILE = "pytorch_model.bin"
 # A Dense module's tensors (torch's Linear: weight [out, in]).
-_DENSE_WEIGHT, _DENSE_BIAS = "linear.weight", "linear.bias"
+DENSE_WEIGHT, DENSE_BIAS = "linear.weight", "linear.bias"
 
 EMBEDDER, CROSS_ENCODER = "SentenceTransformer", "CrossEncoder"
 # The classic Pooling config's keys, in the order sentence-transformers
@@ -321,73 +319,14 @@ def _dense(module_dir):
                      weights_file)
 
 
-class PipelineReader:
-  """A folder's reader (huggingface_folder.HuggingFaceFolder) with its Dense
-  modules' weights added under names.dense_module_name, so that
-  load_checkpoint loads a whole BertEmbedder from one reader."""
-
-  def __init__(self, reader, pipeline, hidden_size):
-    self._reader = reader
-    self._dense = pipeline.dense
-    self._read = {}  # index: its tensors (dense_tensors), once read
-    width = hidden_size * len(pipeline.pooling)
-    for module in self._dense:
-      if module.in_features != width:
-        config_file = os.path.join(os.path.dirname(module.weights_file),
-                                   MODULE_CONFIG_FILE)
-        raise ValueError(f"{config_file}: in_features {module.in_features}, "
-                         f"but the modules before it give {width} values")
-      width = module.units
-    # {name: (index, "kernel" or "bias")} of the Dense modules' tensors.
-    self._names = {dense_module_name(index, variable): (index, variable)
-                   for index, module in enumerate(self._dense)
-                   for variable in (("kernel", "bias") if module.use_bias
-                                    else ("kernel",))}
-
-  def __getattr__(self, name):  # labels, architecture_name, ...
-    return getattr(self._reader, name)
-
-  def _shapes(self):
-    return {name: ([self._dense[index].in_features, self._dense[index].units]
-                   if variable == "kernel" else [self._dense[index].units])
-            for name, (index, variable) in self._names.items()}
-
-  def get_variable_to_shape_map(self):
-    return {**self._reader.get_variable_to_shape_map(), **self._shapes()}
-
-  def get_variable_to_dtype_map(self):
-    return {**self._reader.get_variable_to_dtype_map(),
-            **dict.fromkeys(self._names, np.dtype(np.float32))}
-
-  def get_tensor(self, name):
-    if name not in self._names:
-      return self._reader.get_tensor(name)
-    index, variable = self._names[name]
-    if index not in self._read:  # each module's file read once
-      self._read[index] = dense_tensors(self._dense[index])
-    return self._read[index][variable]
-
-
-def dense_tensors(module):
-  """{"kernel": [in, out], "bias": [out]} of a Dense module (bias where it
-  has one), numpy float32; their shapes were checked on opening
-  (_check_dense_weights)."""
-  tensors = {"kernel": np.ascontiguousarray(read_tensor(
-      module.weights_file, _DENSE_WEIGHT).astype(np.float32).T)}
-  if module.use_bias:
-    tensors["bias"] = read_tensor(module.weights_file,
-                                  _DENSE_BIAS).astype(np.float32)
-  return tensors
-
-
 def _check_dense_weights(weights_file, in_features, units, use_bias):
   """Raises ValueError, from the file's header alone, unless it holds the
   weights its config.json describes: before a model of that size is
   built."""
   headers = tensor_headers(weights_file)
-  expected = {_DENSE_WEIGHT: [units, in_features]}
+  expected = {DENSE_WEIGHT: [units, in_features]}
   if use_bias:
-    expected[_DENSE_BIAS] = [units]
+    expected[DENSE_BIAS] = [units]
   for name, shape in expected.items():
     if name not in headers:
       raise ValueError(f"{weights_file}: no tensor {name}")
@@ -419,83 +358,3 @@ def _json_object(directory, name):
 
 def _is_count(value):
   return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-
-
-def folder_files(pipeline, hidden_size, dense_weights):
-  """{path inside the folder: bytes} of the files sentence-transformers 6
-  writes beside a Hugging Face folder (the Transformer module, at the
-  root) for `pipeline`: modules.json, each module's config (and a Dense
-  module's model.safetensors), sentence_bert_config.json and
-  config_sentence_transformers.json. (The max length goes into
-  tokenizer_config.json, written with the Hugging Face files.)
-
-  Args:
-    pipeline: a Pipeline (transformer_dir and max_seq_length unused).
-    hidden_size: the encoder's width.
-    dense_weights: per Dense module, {"kernel": [in, out], "bias": [out]}
-      (bias where it has one), numpy.
-  """
-  from safetensors.numpy import save  # pylint: disable=g-import-not-at-top
-  files = {}
-  modules = [("Transformer", "")]
-  if pipeline.model_type == EMBEDDER:
-    modules.append(("Pooling", "1_Pooling"))
-    files["1_Pooling/config.json"] = _json_bytes({
-        "embedding_dimension": hidden_size,
-        "pooling_mode": (pipeline.pooling[0] if len(pipeline.pooling) == 1
-                         else list(pipeline.pooling)),
-        "include_prompt": True}, indent=4)
-    for module, weights in zip(pipeline.dense, dense_weights):
-      path = f"{len(modules)}_Dense"
-      modules.append(("Dense", path))
-      files[f"{path}/config.json"] = _json_bytes({
-          "in_features": module.in_features, "out_features": module.units,
-          "bias": module.use_bias,
-          "activation_function": TORCH_ACTIVATIONS[module.activation],
-          **_SENTENCE_EMBEDDING_IO}, indent=4)
-      stored = {_DENSE_WEIGHT: np.ascontiguousarray(
-          weights["kernel"].T, np.float32)}
-      if module.use_bias:
-        stored[_DENSE_BIAS] = np.asarray(weights["bias"], np.float32)
-      files[f"{path}/{DENSE_WEIGHTS_FILE}"] = save(stored)
-    if pipeline.normalize:
-      path = f"{len(modules)}_Normalize"
-      modules.append(("Normalize", path))
-      files[f"{path}/config.json"] = _json_bytes(_SENTENCE_EMBEDDING_IO,
-                                                 indent=4)
-  files[MODULES_FILE] = _json_bytes([
-      {"idx": index, "name": str(index), "path": path,
-       "type": MODULE_TYPES[kind]}
-      for index, (kind, path) in enumerate(modules)])
-  files[SENTENCE_BERT_CONFIG_FILE] = _json_bytes(
-      _TRANSFORMER_TASKS[pipeline.model_type], indent=4)
-  model_config = {"model_type": pipeline.model_type,
-                  "prompts": pipeline.prompts,
-                  "default_prompt_name": pipeline.default_prompt_name}
-  if pipeline.model_type == EMBEDDER:
-    model_config["similarity_fn_name"] = pipeline.similarity
-  else:
-    model_config["activation_fn"] = TORCH_ACTIVATIONS[pipeline.activation]
-  files[MODEL_CONFIG_FILE] = _json_bytes(model_config)
-  return files
-
-
-# What a Dense or Normalize module reads and writes.
-_SENTENCE_EMBEDDING_IO = {"module_input_name": "sentence_embedding",
-                          "module_output_name": "sentence_embedding"}
-# sentence_bert_config.json of the Transformer module, by model type.
-_TRANSFORMER_TASKS = {
-    EMBEDDER: {"transformer_task": "feature-extraction",
-               "modality_config": {"text": {
-                   "method": "forward",
-                   "method_output_name": "last_hidden_state"}},
-               "module_output_name": "token_embeddings"},
-    CROSS_ENCODER: {"transformer_task": "sequence-classification",
-                    "modality_config": {"text": {
-                        "method": "forward", "method_output_name": "logits"}},
-                    "module_output_name": "scores"},
-}
-
-
-def _json_bytes(values, indent=2):
-  return (json.dumps(values, indent=indent) + "\n").encode("utf-8")

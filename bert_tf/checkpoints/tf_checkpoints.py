@@ -18,19 +18,17 @@ import tensorflow as tf
 
 from bert_tf.checkpoints import (huggingface, huggingface_folder,
                                  sentence_transformers)
-from bert_tf.checkpoints.names import (ORIGINAL_CONFIG_FILE,
+from bert_tf.checkpoints.names import (GLOBAL_STEP, ORIGINAL_CONFIG_FILE,
                                        check_encoder_fits, encoder_names,
                                        labels_of_fields)
 from bert_tf.files.json_files import read_json_object
-from bert_tf.files import atomic_outputs, storage
+from bert_tf.files import storage
 from bert_tf.files.model_files import model_file
 
 logger = logging.getLogger(__name__)
 
-GLOBAL_STEP = "global_step"
-
 # Optimizer slots the original writes beside each variable (name/adam_m).
-_SLOT_SUFFIXES = ("adam_m", "adam_v")
+SLOT_SUFFIXES = ("adam_m", "adam_v")
 
 
 def _resolve(model, path):
@@ -204,7 +202,7 @@ def _is_ignored(name, model_names):
   if name == GLOBAL_STEP:
     return True
   owner, _, suffix = name.rpartition("/")
-  return suffix in _SLOT_SUFFIXES and owner in model_names
+  return suffix in SLOT_SUFFIXES and owner in model_names
 
 
 def load_checkpoint(model, path, reader=None):
@@ -358,7 +356,7 @@ def load_optimizer_slots(model, optimizer, path):
   optimizer.build(list(trained_variables(variables).values()))
   slots = {}
   for name, variable in trained_variables(variables).items():
-    for suffix, slot in zip(_SLOT_SUFFIXES, optimizer.slots(variable)):
+    for suffix, slot in zip(SLOT_SUFFIXES, optimizer.slots(variable)):
       slot_name = f"{name}/{suffix}"
       if list(stored_shapes.get(slot_name, [])) != list(slot.shape):
         raise ValueError(f"{prefix}: optimizer slot {slot_name} is missing "
@@ -369,64 +367,3 @@ def load_optimizer_slots(model, optimizer, path):
   for slot_name, slot in slots.items():
     slot.assign(values[slot_name])
   return int(values[GLOBAL_STEP]) if step else 0
-
-
-def as_tensor(value):
-  """A numpy array as a tensor to write, owning one buffer: tf.identity's
-  result (one converted from numpy holds two: a converted BERT-Large then
-  peaks at 3.4 GB instead of 2.2, benchmarks/convert_checkpoint.py)."""
-  return tf.identity(value)
-
-
-def write_checkpoint(path, tensors):
-  """Writes {name: tensor} as a TF1 name-based checkpoint at prefix `path`.
-
-  The files are written under a held temporary prefix (atomic_outputs) and
-  renamed into place, data first and index last, so a reader never sees a
-  half-written checkpoint and a killed writer's leftovers can be told from a
-  live one's.
-  """
-  directory = path.rpartition("/")[0]
-  if directory:
-    storage.makedirs(directory)
-  names = list(tensors)
-  with atomic_outputs.held_temporary(path) as temporary:
-    tf.raw_ops.SaveV2(
-        prefix=temporary,
-        tensor_names=names,
-        shape_and_slices=[""] * len(names),
-        tensors=[tensors[name] for name in names])
-    suffixes = [name[len(temporary):] for name in storage.glob(
-        f"{storage.glob_escape(temporary)}.data-*")]
-    for suffix in suffixes + [".index"]:
-      atomic_outputs.check_replaceable(f"{path}{suffix}")
-    for suffix in suffixes + [".index"]:
-      storage.rename(f"{temporary}{suffix}", f"{path}{suffix}")
-
-
-def save_checkpoint(model, path, global_step=None, optimizer=None):
-  """Saves a bert_tf model under the original names, shapes and dtypes.
-
-  Args:
-    model: a bert_tf model (see checkpoint_variables).
-    path: checkpoint prefix to write, e.g. "out/model.ckpt-1000".
-    global_step: the int64 `global_step` to store. The original always writes
-      one, so None writes 0.
-    optimizer: an optimizer with `slots(variable)` -> (adam_m, adam_v), such
-      as bert_tf.training.optimization.AdamWeightDecay; the slots of the
-      trainable variables are saved as <name>/adam_m and <name>/adam_v, as
-      the original's.
-
-  Returns:
-    `path`.
-  """
-  tensors = {}
-  for name, variable in checkpoint_variables(model).items():
-    tensors[name] = tf.convert_to_tensor(variable)
-    if optimizer is not None and variable.trainable:
-      for suffix, slot in zip(_SLOT_SUFFIXES, optimizer.slots(variable)):
-        tensors[f"{name}/{suffix}"] = tf.convert_to_tensor(slot)
-  tensors[GLOBAL_STEP] = tf.constant(global_step or 0, dtype=tf.int64)
-  write_checkpoint(path, tensors)
-  logger.info("Saved %d variables to %s", len(tensors), path)
-  return path

@@ -10,7 +10,7 @@ import logging
 import os
 import re
 
-from bert_tf.checkpoints import tf_checkpoints
+from bert_tf.checkpoints import checkpoint_writer, tf_checkpoints
 from bert_tf.files import atomic_outputs, storage
 
 logger = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ class CheckpointManager:
     """Writes model.ckpt-<step>, updates the index, drops the oldest."""
     name = f"model.ckpt-{step}"
     atomic_outputs.remove_stale_temporaries(self.directory, r"model\.ckpt-\d+")
-    tf_checkpoints.save_checkpoint(
+    checkpoint_writer.save_checkpoint(
         self.model, os.path.join(self.directory, name),
         global_step=step, optimizer=self.optimizer)
     self.kept = [kept for kept in self.kept if kept != name] + [name]

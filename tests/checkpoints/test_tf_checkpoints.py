@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from bert_tf.checkpoints import tf_checkpoints
+from bert_tf.checkpoints import checkpoint_writer, tf_checkpoints
 from tests.support.helpers import (ORIGINAL_TINY, random_inputs, tiny_config,
                                    within_seconds)
 
@@ -103,7 +103,7 @@ def test_optimizer_slots_are_ignored(tmp_path):
       "bert/pooler/dense/kernel"]
   tensors["output_weights"] = tf.zeros([3, 32])
   path = str(tmp_path / "model.ckpt")
-  tf_checkpoints.write_checkpoint(path, tensors)
+  checkpoint_writer.write_checkpoint(path, tensors)
   report = bert_tf.load_checkpoint(bert_tf.BertEncoder(config), path)
   assert report.ignored == ["bert/pooler/dense/kernel/adam_m"]
   assert report.unused == ["output_weights"]
@@ -241,7 +241,7 @@ def test_a_weight_that_is_not_a_float_is_refused_by_name(tmp_path, value,
              for name in reader.get_variable_to_shape_map()}
   tensors["bert/pooler/dense/bias"] = value
   path = str(tmp_path / "model.ckpt")
-  tf_checkpoints.write_checkpoint(path, {name: tf.constant(tensor)
+  checkpoint_writer.write_checkpoint(path, {name: tf.constant(tensor)
                                       for name, tensor in tensors.items()})
   model = bert_tf.BertPretrainer(tiny_config(vocab_size=99))
   before = [weight.numpy() for weight in model.weights]

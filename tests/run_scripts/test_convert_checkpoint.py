@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 from safetensors.numpy import load_file
 
-from bert_tf.checkpoints import conversion, tf_checkpoints
+from bert_tf.checkpoints import checkpoint_writer, conversion
 from tests.support.helpers import (PROJECT_DIR, SHARED_DIR,
                                    assert_fails_in_one_line, assert_help_lists,
                                    run_on_a_full_disk, run_script_cases)
@@ -76,7 +76,7 @@ def classifier_checkpoint(tmp_path, rows):
   tensors["output_bias"] = np.zeros((rows,), np.float32)
   directory = tmp_path / f"classifier_{rows}"
   directory.mkdir()
-  tf_checkpoints.write_checkpoint(str(directory / "model.ckpt-7"), tensors)
+  checkpoint_writer.write_checkpoint(str(directory / "model.ckpt-7"), tensors)
   for name in ("bert_config.json", "vocab.txt"):
     shutil.copy(encoder / name, directory)
   return directory
