@@ -8,9 +8,9 @@ and keeps the token ids of every line, start-up and imports included, for
   original   google-research/bert's tokenization.py (from --original_dir,
              under tensorflow.compat.v1, which its module imports):
              convert_tokens_to_ids(tokenize(line)) for each line;
-  bert_tf    FullTokenizer.encode_batch(lines), whichever path it takes
-             (bert_tf.tokenization: pure Python on every core below its
-             thresholds; TensorFlow ops above them);
+  bert_tf    FullTokenizer.encode_many(lines), pure Python on every core
+             (no TensorFlow: bert_tf.text.batch_encoding adds the compiled
+             path for batches past 4 MB in a process that has it);
   rust       Hugging Face `tokenizers`' BertWordPieceTokenizer (Rust, on
              every core), encode_batch(lines) without special tokens;
              skipped, saying so, where `tokenizers` is not installed (it is
@@ -86,7 +86,7 @@ encode = lambda lines: [
     "bert_tf": """
 from bert_tf import tokenization
 tokenizer = tokenization.FullTokenizer({vocab_file!r}, {lower!r})
-encode = tokenizer.encode_batch
+encode = tokenizer.encode_many
 """,
     "rust": """
 from tokenizers import BertWordPieceTokenizer

@@ -9,7 +9,7 @@ Tokenises the same ~1 MB of English text (one line per text) with:
              ids remembered, text by text, a fresh tokenizer each time;
   many       FullTokenizer.encode_many, the same for the whole batch, on
              every core (what create_pretraining_data uses), fresh;
-  compiled   FullTokenizer.encode_compiled, TensorFlow ops with exact
+  compiled   text.batch_encoding.encode_compiled, TensorFlow ops with exact
              fallback, built and traced beforehand;
   in_graph   bert_tf.text.InGraphTokenizer called eagerly on batches, as a
              SavedModel's serving signature runs it;
@@ -40,7 +40,7 @@ import tensorflow as tf  # pylint: disable=g-import-not-at-top
 import tensorflow_text as tf_text
 
 from bert_tf import tokenization
-from bert_tf.text import InGraphTokenizer
+from bert_tf.text import InGraphTokenizer, batch_encoding
 
 PROJECT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OFFICIAL_UNCASED = os.path.join(os.path.dirname(PROJECT_DIR), "shared",
@@ -103,7 +103,7 @@ def main():
   in_graph = InGraphTokenizer(args.vocab_file, lower)
   stock = tf_text.BertTokenizer(args.vocab_file, lower_case=lower,
                                 token_out_type=tf.int64)
-  tokenizer.encode_compiled(lines[:100])  # builds and traces it
+  batch_encoding.encode_compiled(tokenizer, lines[:100])  # builds and traces it
   in_graph(tf.constant(lines[:100]))
   stock.tokenize(tf.constant(lines[:100]))
 
@@ -127,7 +127,7 @@ def main():
       "encode": encode,
       "many": lambda: tokenization.FullTokenizer(
           args.vocab_file, lower).encode_many(lines),
-      "compiled": lambda: tokenizer.encode_compiled(lines),
+      "compiled": lambda: batch_encoding.encode_compiled(tokenizer, lines),
       "in_graph": graph_path(in_graph),
       "tf_text": graph_path(
           lambda batch: stock.tokenize(batch).merge_dims(1, 2)),

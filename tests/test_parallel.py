@@ -1,4 +1,4 @@
-"""Large batches on every core (forks), and which path encode_batch takes.
+"""Large batches on every core (forks).
 
 A process that has loaded TensorFlow is never forked, and pytest's has, so
 the forking runs in fresh processes of their own.
@@ -102,20 +102,6 @@ check_started_raises()
 print("ok")
 """
 
-_WHICH_PATH = """
-import sys
-from bert_tf import tokenization
-from bert_tf.wordpiece import tokenizer as tokenizer_module
-tokenizer = tokenization.FullTokenizer(sys.argv[1])
-tokenizer.encode_batch(["hello world"] * 1000)
-print("tensorflow" in sys.modules, tokenizer._in_graph is not None)
-import tensorflow
-tokenizer_module._COMPILE_MIN_CHARS = 100
-tokenizer.encode_batch(["hello world"] * 1000)
-print(tokenizer._in_graph is not None)
-"""
-
-
 def run_python(script):
   return subprocess.run([sys.executable, "-c", script, VOCAB],
                         capture_output=True, text=True, cwd=PROJECT_DIR,
@@ -131,12 +117,3 @@ def test_forks_share_the_work_and_encode_every_text_in_order():
   result = run_python(_FORKS)
   assert result.returncode == 0, result.stderr[-3000:]
   assert result.stdout.split() == ["ok"]
-
-
-def test_a_small_batch_needs_no_tensorflow_and_a_large_one_compiles():
-  """Below the thresholds, encode_batch stays in Python (TensorFlow is not
-  even imported); with TensorFlow loaded and a batch past
-  _COMPILE_MIN_CHARS, it builds the compiled path."""
-  result = run_python(_WHICH_PATH)
-  assert result.returncode == 0, result.stderr[-3000:]
-  assert result.stdout.split() == ["False", "False", "True"]

@@ -3,8 +3,8 @@
 Single texts become [CLS] a [SEP], pairs [CLS] a [SEP] b [SEP] with the
 longer text truncated first (the original's _truncate_seq_pair); a pair
 whose second text has no tokens is packed as a single text, as the
-original does. Texts are tokenised with FullTokenizer.encode_batch (the
-original's tokens, compiled) and packed with bert_tf.text.pack_inputs, the
+original does. Texts are tokenised with text.batch_encoding.encode_batch
+(the original's tokens, compiled for large batches) and packed with bert_tf.text.pack_inputs, the
 packing exported SavedModels run in-graph, so serving cannot drift from
 training. Every task with text inputs (classification, multiple choice,
 feature extraction) uses this.
@@ -13,6 +13,7 @@ feature extraction) uses this.
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.text.batch_encoding import encode_batch
 from bert_tf.text.packing import pack_inputs
 from bert_tf.wordpiece.rules import CLS_TOKEN, SEP_TOKEN
 
@@ -29,11 +30,11 @@ def encode_texts(tokenizer, texts_a, texts_b=None, max_seq_length=128):
     texts_b: the second texts (None or "" for a single text), or None.
     max_seq_length: the width of the arrays.
   """
-  ids_a = tokenizer.encode_batch(list(texts_a))
+  ids_a = encode_batch(tokenizer, texts_a)
   if texts_b is None:
     ids_b = [[]] * len(ids_a)
   else:
-    ids_b = tokenizer.encode_batch([text or "" for text in texts_b])
+    ids_b = encode_batch(tokenizer, [text or "" for text in texts_b])
   cls_id, sep_id = tokenizer.convert_tokens_to_ids([CLS_TOKEN, SEP_TOKEN])
   parts = [_pack(ids_a[start:start + _PACK_BATCH],
                  ids_b[start:start + _PACK_BATCH], max_seq_length, cls_id,

@@ -10,9 +10,7 @@ from Python's and from Unicode's usual ones in ways that change tokens (e.g.
 """
 
 import itertools
-import os
 import re
-import sys
 import unicodedata
 
 from bert_tf import parallel
@@ -22,19 +20,9 @@ from bert_tf.wordpiece.rules import (MAX_INPUT_CHARS_PER_WORD, UNK_TOKEN,
                                      convert_to_unicode, read_vocabulary,
                                      strip_accents)
 
-# Texts the fast path sends to TensorFlow at once.
-_FAST_BATCH_SIZE = 16384
 # encode_many shares a batch of this many characters or more among
 # processes: below, forking and returning the ids cost more than they save.
 _PARALLEL_MIN_CHARS = 1 << 20
-# encode_batch builds the compiled path for a batch of this many characters
-# or more (with TensorFlow loaded), and imports TensorFlow to build it from
-# this many: below, building it (and importing TensorFlow) costs more time
-# than its speed saves over the Python path (docs/performance.md, from
-# benchmarks/tokenizers.py and tokenizer_jobs.py).
-_COMPILE_MIN_CHARS = 1 << 22
-_IMPORT_MIN_CHARS = 1 << 26
-
 # Names of the released checkpoints the original knew the casing of.
 _LOWER_CASED_MODELS = ("uncased_L-24_H-1024_A-16", "uncased_L-12_H-768_A-12",
                        "multilingual_L-12_H-768_A-12",
@@ -171,15 +159,14 @@ class FullTokenizer:
   every word is tokenised independently of the rest of the text, so a
   repeated word costs a lookup) and doing each per-character step as one
   str.translate. `encode_many` does so for many texts, on every core for a
-  large batch; `encode_compiled` through TensorFlow ops (the in-graph
-  tokenizer); `encode_batch` (and `tokenize_batch`) takes whichever is
-  faster for the batch. All give identical results.
+  large batch (bert_tf.text.batch_encoding adds the in-graph tokenizer's
+  compiled path for very large ones). All give identical results.
 
   Example:
     >>> tokenizer = FullTokenizer("vocab.txt", do_lower_case=True)
     >>> tokenizer.tokenize("UNwant\\u00E9d,running")
     ['un', '##want', '##ed', ',', 'runn', '##ing']
-    >>> tokenizer.encode_batch(["UNwant\\u00E9d,running", "hello"])
+    >>> tokenizer.encode_many(["UNwant\\u00E9d,running", "hello"])
     [[7, 4, 5, 10, 8, 9], [13]]
   """
 
@@ -196,8 +183,6 @@ class FullTokenizer:
     self.wordpiece_tokenizer = WordpieceTokenizer(
         vocab=self.vocab,
         max_input_chars_per_word=vocabulary.max_input_chars_per_word)
-    self._in_graph = None  # built on first use of the compiled path
-    self._compiled = None
     self._chars = fast_paths.CharacterTables()
     # Cleaned word -> its basic tokens, its pieces, their ids; a basic token
     # -> its pieces (many words share tokens: "word," and "word").
@@ -280,78 +265,6 @@ class FullTokenizer:
   def _ids_of(self, word):
     """The ids of a cleaned word's pieces."""
     return self.convert_tokens_to_ids(self._pieces_of(word))
-
-  def tokenize_batch(self, texts):
-    """[tokenize(text) for text in texts], computed by the fast path."""
-    return [self.convert_ids_to_tokens(ids) for ids in self.encode_batch(texts)]
-
-  def encode_batch(self, texts):
-    """Token ids of each text, as convert_tokens_to_ids(tokenize(text)), by
-    the faster exact path for the batch: encode_many (pure Python, on every
-    core for a large batch), or encode_compiled (TensorFlow ops) once it is
-    built, and for a batch large enough to pay for building it:
-    _COMPILE_MIN_CHARS characters when TensorFlow is loaded already,
-    _IMPORT_MIN_CHARS when it must be imported first (about 5 s). Both
-    paths convert the texts to str themselves; bytes count by length."""
-    texts = list(texts)
-    size = sum(map(len, texts))
-    if self._in_graph is not None or size >= (
-        _COMPILE_MIN_CHARS if "tensorflow" in sys.modules
-        else _IMPORT_MIN_CHARS):
-      return self.encode_compiled(texts)
-    return self.encode_many(texts)
-
-  def encode_compiled(self, texts):
-    """Token ids of each text through the compiled in-graph tokenizer
-    (bert_tf.text.InGraphTokenizer, TensorFlow ops on every core), falling
-    back to the Python path for any text whose result it cannot guarantee
-    (lone surrogates; characters whose lower-casing differs between
-    Python's and TensorFlow's Unicode versions and that the vocabulary
-    covers)."""
-    texts = [convert_to_unicode(text) for text in texts]
-    sensitive_chars = self._in_graph_tokenizer().sensitive_chars
-    if not sensitive_chars:
-      try:  # the common case: every text goes through the compiled path
-        return self._run_compiled([text.encode("utf-8") for text in texts])
-      except UnicodeEncodeError:  # lone surrogates: sort texts one by one
-        pass
-    results = [None] * len(texts)
-    fast_indices, fast_texts = [], []
-    for index, text in enumerate(texts):
-      encoded = fast_paths.encode_for_fast_path(text, sensitive_chars)
-      if encoded is None:
-        results[index] = self.encode(text)
-      else:
-        fast_indices.append(index)
-        fast_texts.append(encoded)
-    for index, ids in zip(fast_indices, self._run_compiled(fast_texts)):
-      results[index] = ids
-    return results
-
-  def _in_graph_tokenizer(self):
-    if self._in_graph is None:
-      # Imported here: bert_tf.text builds on this module, and TensorFlow
-      # is only needed by this path.
-      import tensorflow  # pylint: disable=g-import-not-at-top
-      from bert_tf.text import tokenizer as in_graph
-      self._tf = tensorflow
-      self._in_graph = in_graph.InGraphTokenizer(self.vocabulary,
-                                                 self.do_lower_case)
-      self._compiled = in_graph.sharded_tokenize_fn(self._in_graph,
-                                                    os.cpu_count() or 1)
-    return self._in_graph
-
-  def _run_compiled(self, encoded_texts):
-    """Id lists for valid UTF-8 texts, _FAST_BATCH_SIZE texts per call."""
-    results = []
-    for start in range(0, len(encoded_texts), _FAST_BATCH_SIZE):
-      ids = self._compiled(self._tf.constant(
-          encoded_texts[start:start + _FAST_BATCH_SIZE], self._tf.string))
-      values = ids.flat_values.numpy().tolist()
-      splits = ids.row_splits.numpy().tolist()
-      results.extend(values[begin:end]
-                     for begin, end in zip(splits[:-1], splits[1:]))
-    return results
 
   def convert_tokens_to_ids(self, tokens):
     return convert_by_vocab(self.vocab, tokens)

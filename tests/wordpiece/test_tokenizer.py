@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bert_tf import tokenization
+from bert_tf.text import batch_encoding
 from bert_tf.wordpiece import fast_paths
 from bert_tf.text.tokenizer import lower_case_differences
 from tests.support.tokenization_cases import (
@@ -180,7 +181,7 @@ def test_case_check_passes_for_matching_or_unknown_names():
   tokenization.validate_case_matches_checkpoint(False, "")
 
 
-# The fast paths (memoised tokenize/encode, tokenize_batch/encode_batch)
+# The fast paths (memoised tokenize/encode, encode_many, the compiled path)
 # must equal the original composition of BasicTokenizer and WordPiece.
 
 _FULL_TOKENIZERS = {}
@@ -203,9 +204,8 @@ def assert_fast_equals_exact(tokenizer, texts):
   exact_ids = [tokenizer.convert_tokens_to_ids(tokens) for tokens in exact]
   assert [tokenizer.encode(text) for text in texts] == exact_ids
   assert tokenizer.encode_many(texts) == exact_ids
-  assert tokenizer.encode_compiled(texts) == exact_ids
-  assert tokenizer.tokenize_batch(texts) == exact
-  assert tokenizer.encode_batch(texts) == exact_ids
+  assert batch_encoding.encode_compiled(tokenizer, texts) == exact_ids
+  assert batch_encoding.encode_batch(tokenizer, texts) == exact_ids
 
 
 @pytest.mark.shared
@@ -223,8 +223,9 @@ def test_fast_path_takes_bytes_and_surrogates(vocab_file):
   tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=True)
   texts = [b"UNwant\xc3\xa9d,\xffrunning", "hello \ud800 low", "", "lowest"]
   assert_fast_equals_exact(tokenizer, texts)
-  assert tokenizer.encode_batch(texts)[0] == [7, 4, 5, 10, 8, 9]
-  assert tokenizer.encode_compiled(texts)[0] == [7, 4, 5, 10, 8, 9]
+  assert tokenizer.encode_many(texts)[0] == [7, 4, 5, 10, 8, 9]
+  assert batch_encoding.encode_compiled(tokenizer, texts)[0] == [
+      7, 4, 5, 10, 8, 9]
 
 
 def test_fast_path_falls_back_where_unicode_versions_differ(tmp_path):
