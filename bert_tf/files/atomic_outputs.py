@@ -23,7 +23,7 @@ _TEMPORARY = r"\.tmp-[0-9a-f]{32}"
 
 def check_replaceable(path):
   """Raises ValueError unless `path` is a regular file or absent: devices,
-  FIFOs, sockets and directories are never replaced by a storage.rename."""
+  FIFOs, sockets and directories are never replaced by a rename."""
   kind = storage.kind_of_file(path)
   if kind is not None:
     raise ValueError(f"{path} is {kind}, not a regular file; refusing to "
@@ -41,8 +41,8 @@ def remove_stale_temporaries(directory, final_name=".+"):
   Args:
     directory: a local directory (URLs are left alone: no locks there).
     final_name: a regular expression for the final names whose temporaries
-      to storage.remove; a temporary is `<final name>.tmp-<32 hex>`, and files that
-      extend it (`<temporary>.index`, ...) belong to it.
+      to remove; a temporary is `<final name>.tmp-<32 hex>`, and
+      files that extend it (`<temporary>.index`, ...) belong to it.
 
   Returns:
     The paths removed. Temporaries a live writer holds are kept, and so is

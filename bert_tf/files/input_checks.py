@@ -76,15 +76,15 @@ def first_undecodable_line(path):
 
 
 def input_files(patterns, flag_name="--input_file"):
-  """The files comma-separated globs name, each storage.glob's matches sorted.
+  """The files comma-separated globs name, each glob's matches sorted.
 
   Args:
     patterns: "a.txt,dir/*.txt" or a list of globs, as the original's flags.
     flag_name: the flag named in errors.
 
   Raises:
-    ValueError: a storage.glob matches nothing, or a matched file is empty or not a
-      regular file.
+    ValueError: a glob matches nothing, or a matched file is empty
+      or not a regular file.
   """
   if isinstance(patterns, str):
     patterns = patterns.split(",")

@@ -127,5 +127,5 @@ def _not_a_lock_file(lock_path, flag, path):
   kind = "a symlink" if os.path.islink(lock_path) else \
       storage.kind_of_file(lock_path) or "not a regular file"
   return ValueError(f"{flag}={path}: {lock_path} is {kind}, not the run lock "
-                    f"file bert_tf keeps there; refusing to use it (storage.remove "
+                    f"file bert_tf keeps there; refusing to use it (remove "
                     f"it if nothing needs it)")
