@@ -2,9 +2,9 @@
 
 The public names load on first use, so that tools which need no TensorFlow
 (create_pretraining_data, the tokenizer) start without importing it. The
-Keras classes register with Keras (bert_tf.keras_objects) once Keras is
-loaded, before or after bert_tf, so that keras.saving.load_model reads a
-.keras file after a plain `import bert_tf`.
+Keras classes register with Keras (bert_tf.keras_objects) once Keras and
+TensorFlow are loaded, before or after bert_tf, so that
+keras.saving.load_model reads a .keras file after a plain `import bert_tf`.
 """
 
 import importlib
@@ -67,28 +67,26 @@ def __dir__():
   return __all__
 
 
-class _RegisterWithKeras(importlib.abc.MetaPathFinder):
-  """Imports bert_tf.keras_objects once keras and tensorflow have both
-  finished importing and no bert_tf module is half-imported, then leaves
-  sys.meta_path.
+_KERAS_AND_TENSORFLOW = {"keras", "tensorflow"}
 
-  keras and tensorflow import each other (tensorflow's __init__ imports
-  keras inside a try/except that drops ImportError), and a bert_tf module
-  may be the one importing them: registering before all of those have run
-  would import bert_tf's classes into half-made modules, and an error there
-  could vanish. It finds nothing itself: for those names it takes the spec
-  the other finders give and wraps its loader.
+
+class _RegisterWithKeras(importlib.abc.MetaPathFinder):
+  """Imports bert_tf.keras_objects at the end of the outermost import of
+  keras, tensorflow or a bert_tf module, once keras and tensorflow are both
+  loaded; then leaves sys.meta_path.
+
+  Registering any earlier would import bert_tf's classes into half-made
+  modules: keras and tensorflow import each other (tensorflow inside a
+  try/except that drops ImportError, so an error there would vanish), and a
+  bert_tf module may be the one importing them. It finds nothing itself:
+  for those names it wraps the loader of the spec the other finders give.
   """
 
-  _NAMES = ("keras", "tensorflow")
-
   def __init__(self):
-    self._finished = {name for name in self._NAMES if name in sys.modules}
-    self._bert_tf_running = 0
+    self._running = 0  # those imports under way, one inside another
 
   def find_spec(self, name, path=None, target=None):
-    ours = name.startswith("bert_tf.")
-    if name not in self._NAMES and not ours:
+    if name not in _KERAS_AND_TENSORFLOW and not name.startswith("bert_tf."):
       return None
     sys.meta_path.remove(self)
     try:
@@ -100,26 +98,20 @@ class _RegisterWithKeras(importlib.abc.MetaPathFinder):
     run_module = spec.loader.exec_module
 
     def exec_module(module):
-      self._bert_tf_running += ours
+      self._running += 1
       try:
         run_module(module)
       finally:
-        self._bert_tf_running -= ours
-      if not ours:
-        self._finished.add(name)
-      self._register_when_ready()
+        self._running -= 1
+      if not self._running and _KERAS_AND_TENSORFLOW <= sys.modules.keys():
+        sys.meta_path.remove(self)
+        importlib.import_module("bert_tf.keras_objects")
 
     spec.loader.exec_module = exec_module
     return spec
 
-  def _register_when_ready(self):
-    if self._finished == set(self._NAMES) and not self._bert_tf_running \
-        and self in sys.meta_path:
-      sys.meta_path.remove(self)
-      importlib.import_module("bert_tf.keras_objects")
 
-
-if "keras" in sys.modules and "tensorflow" in sys.modules:
+if _KERAS_AND_TENSORFLOW <= sys.modules.keys():
   importlib.import_module("bert_tf.keras_objects")
 else:
   sys.meta_path.insert(0, _RegisterWithKeras())

@@ -4,8 +4,8 @@ optimizers, the learning-rate schedule and the contrastive loss.
 Each is decorated with keras.saving.register_keras_serializable(package=
 "bert_tf") in its module; importing the modules runs the decorators, so that
 keras.saving.load_model finds "bert_tf>BertClassifier" and the rest.
-`import bert_tf` imports this module as soon as Keras is loaded (see
-bert_tf/__init__.py).
+`import bert_tf` imports this module once Keras and TensorFlow are loaded
+(see bert_tf/__init__.py).
 """
 
 # pylint: disable=unused-import

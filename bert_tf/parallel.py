@@ -1,19 +1,17 @@
 """Pure-Python work on a long list, on every core, in forks of this process.
 
 Exact tokenisation and record encoding are pure Python and run on one core.
-map_chunks cuts a list into chunks that this process and forks of it work
-on at once; each fork gets the list and the function (a tokenizer with its
-vocabulary and word cache, say) from fork itself, at no cost. Every process
-claims the next chunk no process has claimed (a counter they share) until
-none is left, so no core waits while another has work. (A process pool's
-own queue hands a worker its next chunks before it asks, where no other
-process can take them.) The forks' results come back marshalled (Python's
-own format for its core types: a tokenizer's lists of ids load in half the
-time pickle takes, each int that repeats made once), with Python's garbage
-collector paused (paused, below), which would otherwise walk every
-object received; so do the entries they added to a cache that the function
-fills (a tokenizer's words), so that the next call finds them here and in
-every fork it starts.
+map_chunks cuts a list into chunks for a fork-context multiprocessing pool
+(imap_unordered, one chunk a task): each worker is a fork that holds the
+function and the list (a tokenizer with its vocabulary and word cache, say)
+from its pool's initializer, inherited at fork and never pickled, and takes
+the next chunk as it finishes one. The workers' results come back
+marshalled (Python's own format for its core types: a warm pass of a
+tokenizer over 28 MB took 1.37x as long with the pool's pickle), with
+Python's garbage collector paused (paused, below), which would otherwise
+walk every object received (1.69x without); so do the entries they added
+to a cache that the function fills (a tokenizer's words), so that the next
+call finds them here and in every fork it starts (1.11x without).
 `apply` is the entry point: in this process alone when a batch is too
 small to be worth forking, or where forking is not safe. `started` runs a
 function on a list in one fork while this process goes on with other work
@@ -25,7 +23,7 @@ Nothing here imports TensorFlow.
 
 import concurrent.futures
 import contextlib
-import ctypes
+import functools
 import gc
 import itertools
 import marshal
@@ -33,22 +31,22 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
+import time
 
 
-# Chunks per process: enough for the processes to even out their work (a
-# fork works more slowly than this process: each page it writes to is
-# copied first, and its results must still be sent here), few enough that
-# each works on long runs of neighbouring items (a tokenizer's word cache
-# learns the words of one part of a corpus). 8 against 2 took a warm pass
-# over 28 MB from 1.18-1.21 s to 1.07-1.15 s (16 and 32: no better).
+# Chunks per process: enough for the workers to even out their work, few
+# enough that each works on long runs of neighbouring items (a tokenizer's
+# word cache learns the words of one part of a corpus). A warm pass over
+# 28 MB on 2 cores took 1.12x as long with 1, 1.06x with 2.
 _CHUNKS_PER_PROCESS = 8
-# (function, items, chunks, next chunk counter, cache) of the map_chunks
-# call in progress, and (function, items) of a `started` call, which forks
-# inherit.
-_WORK = None
-_STARTED = None
-# prctl's option: the signal a process gets when its parent dies.
-_PR_SET_PDEATHSIG = 1
+# How often a wait for a worker's result checks that no worker has died (a
+# pool replaces a dead worker, and waits for its task for ever), and a
+# worker that its parent is alive.
+_CHECK_SECONDS = 0.1
+# In a worker of map_chunks or `started`: (function, items, cache), from
+# the pool's initializer (_hold_work).
+_work = None
 
 
 def can_fork():
@@ -86,8 +84,8 @@ def _forking(processes, items, worth_forking):
 
 def map_chunks(function, items, processes, cache=None):
   """function(chunk) for contiguous chunks of items, concatenated: the
-  results of [function([item])[0] for item in items], in `processes`
-  processes (this one and processes - 1 forks).
+  results of [function([item])[0] for item in items], in `processes` forks
+  of this process.
 
   Args:
     function: takes a list of items, returns a list of as many results,
@@ -101,26 +99,17 @@ def map_chunks(function, items, processes, cache=None):
 
   Raises:
     ValueError: a result or cache entry of another type.
+    OSError: a fork ended before it returned its work.
   """
-  global _WORK
   count = processes * _CHUNKS_PER_PROCESS
   bounds = [len(items) * chunk // count for chunk in range(count + 1)]
-  _WORK = (function, items, list(zip(bounds[:-1], bounds[1:])),
-           multiprocessing.get_context("fork").Value("i", 0), cache)
-  try:
-    with _pool(processes - 1, "fork") as forks:
-      forks_results = [forks.submit(_work_in_fork)
-                       for _ in range(processes - 1)]
-      results = _work_on_chunks()
-      for future in forks_results:
-        fork_results, learned = marshal.loads(future.result())
-        results.update(fork_results)
-        if cache is not None:
-          cache.update(learned)
-  except concurrent.futures.process.BrokenProcessPool:
-    raise _ended_early() from None
-  finally:
-    _WORK = None
+  results = {}
+  with _Forks(processes, function, items, cache) as forks:
+    for index, chunk_results, learned in forks.results(
+        enumerate(zip(bounds[:-1], bounds[1:]))):
+      results[index] = chunk_results
+      if cache is not None:
+        cache.update(learned)
   return [result for index in range(count) for result in results[index]]
 
 
@@ -128,75 +117,102 @@ def started(function, items, processes=None, worth_forking=True):
   """function(items), begun now in a fork of this process (which sees items
   as they are now, at no cost) while this one goes on, where `apply` would
   fork (processes, None: one per core); else computed here first. Returns
-  a handle whose result() waits for it and returns it.
+  a handle whose result() waits for it and returns it (of core types, as
+  map_chunks's results).
 
   (A fork per call: the items cost nothing to hand over, where pickling
   them to a long-lived fork costs this process more than the fork's work
   saves it.)
   """
-  global _STARTED
   if not _forking(processes or os.cpu_count() or 1, items, worth_forking):
-    future = concurrent.futures.Future()
-    future.set_result(function(items))
-    return _Started(future)
-  fork = _pool(1, "fork")
-  _STARTED = (function, items)
-  try:
-    future = fork.submit(_run_started)  # forks here, with _STARTED set
-  finally:
-    _STARTED = None
-  fork.shutdown(wait=False)
-  return _Started(future)
+    return _Started(None, iter([(0, function(items), {})]))
+  fork = _Forks(1, function, items)
+  return _Started(fork, fork.results([(0, (0, len(items)))]))
 
 
 class _Started:
   """What `started` returns: result() is function(items) once done."""
 
-  def __init__(self, future):
-    self._future = future
+  def __init__(self, fork, results):
+    self._fork, self._results = fork, results
 
   def result(self):
-    """Raises what the function raised; OSError if the fork died."""
+    """Asked once. Raises what the function raised; OSError if the fork
+    died."""
     try:
-      return self._future.result()
-    except concurrent.futures.process.BrokenProcessPool:
-      raise _ended_early() from None
+      return next(self._results)[1]
+    finally:
+      if self._fork is not None:
+        self._fork.close()
 
 
-def _run_started():
-  """In the fork of `started`: its function on its items."""
-  function, items = _STARTED
-  return function(items)
+class _Forks:
+  """A fork-context multiprocessing pool whose `processes` workers hold
+  (function, items, cache) as this process has them when it starts, and
+  die with this process; ended by close() or at the end of a `with`
+  block."""
+
+  def __init__(self, processes, function, items, cache=None):
+    # Its workers: the children it starts (they are watched for a death).
+    before = set(multiprocessing.active_children())
+    self._pool = multiprocessing.get_context("fork").Pool(
+        processes, _start_worker, (os.getpid(), functools.partial(
+            _hold_work, function, items, cache)))
+    self._workers = set(multiprocessing.active_children()) - before
+
+  def __enter__(self):
+    return self
+
+  def __exit__(self, *_):
+    self.close()
+
+  def close(self):
+    """Ends the workers, done or not."""
+    self._pool.terminate()
+
+  def results(self, chunks):
+    """Hands the workers chunks, (index, (start, end)) each, at once;
+    returns an iterator of (index, function(items[start:end]), the entries
+    it added to the cache), as each is done."""
+    return self._received(self._pool.imap_unordered(
+        _work_on_chunk, chunks, chunksize=1))
+
+  def _received(self, done):
+    """done's results, unmarshalled.
+
+    Raises:
+      OSError: a worker died (the pool would wait for its task for ever).
+    """
+    while True:
+      try:
+        yield marshal.loads(done.next(timeout=_CHECK_SECONDS))
+      except StopIteration:
+        return
+      except multiprocessing.TimeoutError:
+        if not all(worker.is_alive() for worker in self._workers):
+          raise _ended_early() from None
 
 
-def _work_in_fork():
-  """In a fork: (_work_on_chunks(), the entries it added to the cache),
-  marshalled."""
-  cache = _WORK[-1]
+def _hold_work(function, items, cache):
+  """In a new worker: keeps the work it was forked with for its tasks."""
+  global _work
+  _work = (function, items, cache)
+
+
+def _work_on_chunk(chunk):
+  """In a worker: (index, function(items[start:end]), the entries it added
+  to the cache), marshalled, for chunk (index, (start, end))."""
+  index, (start, end) = chunk
+  function, items, cache = _work
   size = 0 if cache is None else len(cache)
-  results = _work_on_chunks()
+  results = function(items[start:end])
   learned = {}
   if cache is not None:
     # Entries are added at the end, or after the cache is emptied when full
     # (then only those past `size` come back: a lost saving, no error).
-    start = size if len(cache) >= size else 0
-    learned = dict(itertools.islice(cache.items(), start, None))
-  return marshal.dumps((results, learned))
-
-
-def _work_on_chunks():
-  """In this process and in each fork: {index: function(chunk)} for the
-  chunks this process claims, the next unclaimed one each time."""
-  function, items, chunks, next_chunk, _ = _WORK
-  results = {}
-  while True:
-    with next_chunk.get_lock():
-      index = next_chunk.value
-      next_chunk.value += 1
-    if index >= len(chunks):
-      return results
-    start, end = chunks[index]
-    results[index] = function(items[start:end])
+    begin = size if len(cache) >= size else 0
+    learned = dict(itertools.islice(cache.items(), begin, None))
+  return marshal.dumps((index, results, learned))
 
 
 def pool(workers, start=None):
@@ -207,12 +223,9 @@ def pool(workers, start=None):
   Args:
     start: a function each worker runs first, or None.
   """
-  return _pool(workers, "fork" if can_fork() else "spawn", start)
-
-
-def _pool(workers, method, start=None):
   return concurrent.futures.ProcessPoolExecutor(
-      workers, mp_context=multiprocessing.get_context(method),
+      workers, mp_context=multiprocessing.get_context(
+          "fork" if can_fork() else "spawn"),
       initializer=_start_worker, initargs=(os.getpid(), start))
 
 
@@ -224,19 +237,32 @@ def _start_worker(parent_pid, start):
 
 
 def die_with_parent(parent_pid):
-  """In a worker process: be killed when the process that started it dies,
+  """In a worker process: end when the process that started it dies,
   however it dies (kill -9 included), instead of living on blocked on a
-  pipe that no one reads. Linux's prctl(PR_SET_PDEATHSIG); elsewhere
-  nothing.
-
-  Args:
-    parent_pid: the parent's pid, to see whether it died already.
+  pipe that no one reads. A thread checks every _CHECK_SECONDS that the
+  worker's parent is still parent_pid; it starts with every signal
+  blocked, so that signals reach the worker's main thread and interrupt
+  what it waits on. (Linux's PR_SET_PDEATHSIG signals a worker when the
+  thread that started it ends: a pool's thread that replaces a dead worker
+  ends with the pool, and its worker, killed then while it waits for a
+  task, would leave the pool's task queue locked and the pool's
+  terminate() waiting for ever.) Nothing where threads cannot block
+  signals (Windows).
   """
-  if not sys.platform.startswith("linux"):
+  if not hasattr(signal, "pthread_sigmask"):
     return
-  ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-  if os.getppid() != parent_pid:  # it died before prctl took effect
-    os._exit(1)  # pylint: disable=protected-access
+  mask = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+  try:
+    threading.Thread(target=_exit_when_orphaned, args=(parent_pid,),
+                     daemon=True).start()
+  finally:
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def _exit_when_orphaned(parent_pid):
+  while os.getppid() == parent_pid:
+    time.sleep(_CHECK_SECONDS)
+  os._exit(1)  # pylint: disable=protected-access
 
 
 def _ended_early():
@@ -244,6 +270,7 @@ def _ended_early():
   say) before it returned its work."""
   return OSError("a fork of this process ended before its work was done "
                  "(killed, perhaps for lack of memory)")
+
 
 @contextlib.contextmanager
 def paused():

@@ -2,6 +2,7 @@
 Keras, TensorFlow and tensorflow-text is imported first, without importing
 TensorFlow itself; and an error while registering is never swallowed."""
 
+import concurrent.futures
 import itertools
 import os
 import subprocess
@@ -52,19 +53,18 @@ except ImportError as error:
 
 
 def _run_all(code, orders, at_once=4):
-  """{order: completed process} of `code` run in a fresh process per
-  order, `at_once` at a time."""
+  """{order: (exit code, stdout, stderr)} of `code` run in a fresh process
+  per order, `at_once` at a time."""
   env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-  results = {}
-  for start in range(0, len(orders), at_once):
-    started = {order: subprocess.Popen(
+
+  def run(order):
+    done = subprocess.run(
         [sys.executable, "-c", code, ",".join(order)], cwd=PROJECT_DIR,
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-               for order in orders[start:start + at_once]}
-    for order, process in started.items():
-      stdout, stderr = process.communicate(timeout=300)
-      results[order] = (process.returncode, stdout, stderr)
-  return results
+        env=env, capture_output=True, text=True, timeout=300, check=False)
+    return done.returncode, done.stdout, done.stderr
+
+  with concurrent.futures.ThreadPoolExecutor(at_once) as pool:
+    return dict(zip(orders, pool.map(run, orders)))
 
 
 def test_every_import_order_registers_every_class():

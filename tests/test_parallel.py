@@ -1,35 +1,33 @@
-"""Large batches on every core (forks).
+"""Large batches on every core (forks), and the collector paused over them.
 
 A process that has loaded TensorFlow is never forked, and pytest's has, so
 the forking runs in fresh processes of their own.
 """
 
+import gc
 import subprocess
 import sys
 
 import pytest
 
+from bert_tf import parallel
 from tests.support.helpers import PROJECT_DIR
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="bert_tf forks on Linux only")
 VOCAB = f"{PROJECT_DIR}/vocab/demo_uncased_vocab.txt"
 
 _FORKS = """
-import os, sys, time
+import os, select, sys, time
 from bert_tf import parallel
 from bert_tf import tokenization
 from bert_tf.wordpiece import tokenizer as tokenizer_module
 from tests.support.tokenization_cases import original_tokenize
 assert parallel.can_fork()
-# Chunks long enough that no process can take them all before the others
-# start: each process claims the next chunk as it gets to it, so every
-# process works, and this one does its share (not just the first chunk).
+# Chunks long enough that no fork can take them all before the others
+# start: each takes the next chunk as it finishes one, so every fork works.
 def pids(processes):
   return parallel.map_chunks(lambda chunk: time.sleep(0.1) or [os.getpid()]
                            * len(chunk), list(range(120)), processes)
-assert len(set(pids(3))) == 3
-assert pids(2).count(os.getpid()) >= 45
+assert len(set(pids(3))) == 3 and os.getpid() not in pids(2)
 # The results come back in Python's core types, as they were.
 values = [None, 1, 2.5, "é", b"x", (1,), [2], {"a": 3}, {4}, 2 ** 70]
 assert parallel.map_chunks(lambda chunk: chunk, values * 4, 2) == values * 4
@@ -43,13 +41,23 @@ def started_pid(processes, items=(1, 2), worth_forking=True):
 assert started_pid(2) != os.getpid()
 assert (started_pid(1) == started_pid(2, items=[1])
         == started_pid(2, worth_forking=False) == os.getpid())
-def check_started_raises():
+def check_raises(call, error, text):
   try:
-    parallel.started(lambda items: int("x"), [1, 2], 2).result()
-  except ValueError:
+    call()
+  except error as raised:
+    assert text in str(raised), raised
     return
-  raise AssertionError("no ValueError")
+  raise AssertionError(f"no {error.__name__}")
+def check_started_raises():
+  check_raises(lambda: parallel.started(lambda items: int("x"), [1, 2],
+                                        2).result(), ValueError, "'x'")
 check_started_raises()
+check_raises(lambda: parallel.map_chunks(lambda chunk: int("y"), [1, 2], 2),
+             ValueError, "'y'")
+# `started`'s fork begins its work at once, before result() is asked for.
+begun, begin = os.pipe()
+handle = parallel.started(lambda items: os.write(begin, b"x"), [1, 2], 2)
+assert select.select([begun], [], [], 60)[0] and handle.result() == 1
 
 # What the forks add to the cache comes back to this process's.
 cache = {}
@@ -60,23 +68,15 @@ def remember_pids(chunk):
 assert parallel.map_chunks(remember_pids, list(range(120)), 2,
                          cache) == list(range(120))
 assert sorted(cache) == list(range(120)) and len(set(cache.values())) == 2
+assert os.getpid() not in cache.values()
 
 # A fork that dies (the kernel's OOM killer, say) is one OSError, not a
-# traceback from the process pool.
-try:
-  parallel.started(lambda items: os._exit(1), [1, 2], 2).result()
-  raise AssertionError("no OSError")
-except OSError as error:
-  assert "ended before its work was done" in str(error), error
-parent = os.getpid()
-try:
-  # This process takes its time over each chunk, so the fork claims one.
-  parallel.map_chunks(lambda chunk: time.sleep(0.2) or chunk
-                    if os.getpid() == parent else os._exit(1),
-                    list(range(8)), 2)
-  raise AssertionError("no OSError")
-except OSError as error:
-  assert "ended before its work was done" in str(error), error
+# traceback from the process pool, nor a wait for ever.
+ENDED = "ended before its work was done"
+check_raises(lambda: parallel.started(lambda items: os._exit(1), [1, 2],
+                                      2).result(), OSError, ENDED)
+check_raises(lambda: parallel.map_chunks(lambda chunk: os._exit(1),
+                                         list(range(8)), 2), OSError, ENDED)
 
 # Texts of new and repeated words, some empty, over many chunks.
 words = ["UNwant\\u00e9d,running", "lowest", "hello", "\\u4e2d\\u6587", ""]
@@ -108,12 +108,85 @@ def run_python(script):
                         check=False)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="bert_tf forks on Linux only")
 def test_forks_share_the_work_and_encode_every_text_in_order():
-  """map_chunks runs chunks in forks and here, and what the forks add to a
-  cache comes back; `started` runs its work in a fork; encode_many's forks
-  give every text's ids in order, as the original, and their words to the
-  tokenizer's cache; once TensorFlow is loaded, nothing forks; a fork that
-  dies is an OSError."""
+  """map_chunks runs chunks in forks, and what the forks add to a cache
+  comes back; `started` runs its work in a fork at once; encode_many's
+  forks give every text's ids in order, as the original, and their words to
+  the tokenizer's cache; once TensorFlow is loaded, nothing forks; what a
+  fork raises is raised here; a fork that dies is an OSError."""
   result = run_python(_FORKS)
   assert result.returncode == 0, result.stderr[-3000:]
   assert result.stdout.split() == ["ok"]
+
+
+class _Node:
+  """An object the collector tracks, which can be part of a cycle."""
+
+
+@pytest.fixture(autouse=True)
+def collector_enabled():
+  enabled = gc.isenabled()
+  gc.enable()
+  yield
+  if not enabled:
+    gc.disable()
+
+
+def _in_generation(obj, generation):
+  return any(item is obj for item in gc.get_objects(generation))
+
+
+def test_paused_inside_and_enabled_after():
+  with parallel.paused():
+    assert not gc.isenabled()
+  assert gc.isenabled()
+
+
+def test_left_disabled_when_it_was():
+  gc.disable()
+  with parallel.paused():
+    made = [1, 2]
+  assert not gc.isenabled()
+  assert _in_generation(made, 0)
+
+
+def test_what_the_block_made_is_in_the_oldest_generation():
+  with parallel.paused():
+    made = [[index] for index in range(1000)]
+  assert _in_generation(made[0], 2) and not _in_generation(made[0], 0)
+  assert gc.get_count()[0] < 1000
+
+
+class _Finalized:
+  """Notes its own collection."""
+
+  def __init__(self, collected):
+    self.collected = collected
+
+  def __del__(self):
+    self.collected.append(True)
+
+
+def test_cycles_made_in_the_block_are_still_collected():
+  with parallel.paused():
+    node = _Node()
+    node.cycle = node
+  collected = []
+  node.finalizer = _Finalized(collected)
+  del node
+  gc.collect()
+  assert collected == [True]
+
+
+def test_frozen_objects_stay_frozen():
+  gc.freeze()
+  try:
+    frozen = gc.get_freeze_count()
+    with parallel.paused():
+      made = [[1]]
+    assert gc.get_freeze_count() >= frozen > 0
+    assert made
+  finally:
+    gc.unfreeze()

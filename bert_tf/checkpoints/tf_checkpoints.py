@@ -105,17 +105,17 @@ def resolve_checkpoint_path(path):
     return path
   if sentence_transformers.is_folder(path):
     return sentence_transformers.read_pipeline(path).transformer_dir
-  if not tf.io.gfile.isdir(path):
-    if not tf.io.gfile.exists(f"{path}.index"):
+  if not storage.isdir(path):
+    if not storage.exists(f"{path}.index"):
       raise FileNotFoundError(f"{path}: no checkpoint here (expected "
                               f"{path}.index and {path}.data-*)")
     return path
-  _check_regular_file(tf.io.gfile.join(path, "checkpoint"))
+  _check_regular_file(os.path.join(path, "checkpoint"))
   latest = tf.train.latest_checkpoint(path)
   if latest is not None:
     return latest
-  prefixes = sorted(name[:-len(".index")] for name in tf.io.gfile.glob(
-      f"{tf.io.gfile.join(path, '*')}.index"))
+  prefixes = sorted(name[:-len(".index")] for name in storage.glob(
+      os.path.join(storage.glob_escape(path), "*.index")))
   if len(prefixes) == 1:
     return prefixes[0]
   if not prefixes:

@@ -208,8 +208,8 @@ class FullTokenizer:
 
     A batch of _PARALLEL_MIN_CHARS characters or more is shared among
     `processes` processes (default: one per core) where this process can be
-    forked (parallel.can_fork: not once TensorFlow is loaded): this one and
-    forks of it (parallel.apply), whose words learned come back to this
+    forked (parallel.can_fork: not once TensorFlow is loaded): forks of it
+    (parallel.apply), whose words learned come back to this
     process's word cache: a later batch, and the forks it starts, find
     them.
     """

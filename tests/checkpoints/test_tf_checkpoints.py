@@ -203,7 +203,7 @@ def test_a_damaged_checkpoint_is_named_and_changes_nothing(tmp_path, suffix,
 
 def test_a_directory_gives_its_newest_or_its_only_checkpoint(tmp_path):
   model = bert_tf.BertEncoder(tiny_config())
-  released = tmp_path / "released"
+  released = tmp_path / "released[1]"  # matched literally, not a glob
   bert_tf.save_checkpoint(model, str(released / "bert_model.ckpt"))
   assert tf_checkpoints.resolve_checkpoint_path(str(released)) == str(
       released / "bert_model.ckpt")

@@ -1,3 +1,6 @@
+"""Outputs are replaced whole or not at all: a temporary beside each,
+renamed over it at the end; special files and links are handled."""
+
 import fcntl
 import os
 import stat
@@ -5,8 +8,7 @@ import uuid
 
 import pytest
 
-from bert_tf.files import atomic_outputs, input_checks, run_lock, storage
-from tests.support.helpers import hold_in_another_process
+from bert_tf.files import atomic_outputs
 
 
 def test_atomic_write_replaces_only_when_complete(tmp_path):
@@ -29,18 +31,6 @@ def test_atomic_write_creates_missing_directories(tmp_path):
   with atomic_outputs.atomic_write(str(path)) as writer:
     writer.write("text")
   assert path.read_text() == "text"
-
-
-def test_input_files_names_the_flag_and_the_glob(tmp_path):
-  (tmp_path / "b.txt").write_text("text")
-  (tmp_path / "a.txt").write_text("text")
-  (tmp_path / "empty.txt").write_text("")
-  assert input_checks.input_files(f"{tmp_path}/[ab].txt") == [
-      str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
-  with pytest.raises(ValueError, match="--corpus: .*nothing.txt matches no"):
-    input_checks.input_files([str(tmp_path / "nothing.txt")], flag_name="--corpus")
-  with pytest.raises(ValueError, match="empty.txt is empty"):
-    input_checks.input_files(f"{tmp_path}/a.txt,{tmp_path}/empty.txt")
 
 
 def special_files(directory):
@@ -154,80 +144,9 @@ def test_checkpoint_style_temporaries_go_as_a_group(tmp_path):
     (tmp_path / f"{os.path.basename(stem)}{suffix}").write_text("x")
   (tmp_path / "model.ckpt-5.index").write_text("kept")
   removed = atomic_outputs.remove_stale_temporaries(str(tmp_path),
-                                             r"model\.ckpt-\d+")
+                                                   r"model\.ckpt-\d+")
   assert len(removed) == 3
   assert os.listdir(tmp_path) == ["model.ckpt-5.index"]
-
-
-def test_input_files_refuses_special_files(tmp_path):
-  os.mkfifo(tmp_path / "fifo")
-  with pytest.raises(ValueError, match="fifo is a FIFO, not a file"):
-    input_checks.input_files(str(tmp_path / "fifo"))
-
-
-def test_a_directory_is_owned_by_one_run_at_a_time(tmp_path):
-  directory = tmp_path / "output"
-  holder = hold_in_another_process(directory)
-  try:
-    with pytest.raises(ValueError, match=(
-        f"--output_dir={directory} is in use by another run "
-        f"\\(pid {holder.pid}\\)")):
-      with run_lock.owned_directory(str(directory), "--output_dir"):
-        pass
-  finally:
-    holder.kill()  # as kill -9: the kernel lets go of the hold
-    holder.wait()
-  with run_lock.owned_directory(str(directory), "--output_dir"):
-    with pytest.raises(ValueError, match=f"pid {os.getpid()}"):
-      with run_lock.owned_directory(str(directory), "--output_dir"):
-        pass
-  with run_lock.owned_directory(str(directory), "--output_dir", owned=False):
-    pass
-  assert os.listdir(directory) == []  # the lock file goes with its run
-  fresh = tmp_path / "fresh"
-  with pytest.raises(RuntimeError):
-    with run_lock.owned_directory(str(fresh), "--output_dir"):
-      assert os.listdir(fresh) == [run_lock.RUN_LOCK_FILE]
-      raise RuntimeError("the run failed before writing anything")
-  assert not fresh.exists()
-
-
-def test_the_run_lock_follows_no_link_and_opens_no_special_file(tmp_path):
-  """A lock name that is a symlink (to a user's file, or dangling), a FIFO
-  or a directory is refused, naming it, and left as it was: the user's
-  file is neither truncated nor given a pid."""
-  users = tmp_path / "users.txt"
-  users.write_text("the user's")
-  makers = [
-      ("a symlink", lambda lock: lock.symlink_to(users)),
-      ("a symlink", lambda lock: lock.symlink_to(tmp_path / "nowhere")),
-      ("a FIFO", os.mkfifo),
-      ("a directory", lambda lock: lock.mkdir()),
-  ]
-  for number, (kind, make) in enumerate(makers):
-    directory = tmp_path / f"output{number}"
-    directory.mkdir()
-    lock = directory / run_lock.RUN_LOCK_FILE
-    make(lock)
-    before = os.lstat(lock)
-    with pytest.raises(ValueError, match=(
-        f"--output_dir={directory}: {lock} is {kind}, not the run "
-        f"lock file")):
-      with run_lock.owned_directory(str(directory), "--output_dir"):
-        pass
-    after = os.lstat(lock)
-    assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
-  assert users.read_text() == "the user's"
-  assert not (tmp_path / "nowhere").exists()
-
-
-def test_a_dangling_output_dir_link_is_held_in_its_made_target(tmp_path):
-  link = tmp_path / "link"
-  link.symlink_to(tmp_path / "made" / "output")
-  with run_lock.owned_directory(str(link), "--output_dir"):
-    assert os.listdir(tmp_path / "made" / "output") == [run_lock.RUN_LOCK_FILE]
-  assert link.is_symlink()
-  assert not (tmp_path / "made" / "output").exists()  # made, left empty
 
 
 def test_temporary_names_that_are_links_or_fifos_are_not_ours(tmp_path):
@@ -256,24 +175,3 @@ def test_temporary_names_that_are_links_or_fifos_are_not_ours(tmp_path):
   assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and beside.exists()
   assert users.read_text() == "the user's"
   assert (tmp_path / "users_dir" / "keep.txt").read_text() == "the user's"
-
-
-def test_a_full_disk_in_safetensors_is_named(tmp_path):
-  """safetensors' SafetensorError is no OSError: its message tells a full
-  disk; a file inside the temporary of what is written names that."""
-  from safetensors import SafetensorError
-  output = str(tmp_path / "hf")
-  with pytest.raises(storage.DiskFullError, match=(
-      f"^no space left on device writing {output}$")):
-    with atomic_outputs.held_temporary(output, directory=True):
-      raise SafetensorError("Error while serializing: I/O error: No space "
-                            "left on device (os error 28)")
-  with pytest.raises(storage.DiskFullError, match=(
-      f"^no space left on device writing {output}$")):
-    with atomic_outputs.held_temporary(output, directory=True) as temporary:
-      with atomic_outputs.held_temporary(f"{temporary}/model.ckpt"):
-        raise OSError(28, "No space left on device")
-  with pytest.raises(SafetensorError):
-    with storage.naming_full_disk(output):
-      raise SafetensorError("Error while deserializing header")
-  assert os.listdir(tmp_path) == []
