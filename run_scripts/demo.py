@@ -95,7 +95,8 @@ def write_topic_task(task_dir, seed=12345):
             "test": rows[-50:]}
   for split, split_rows in splits.items():
     header = "index\tsentence" if split == "test" else "sentence\tlabel"
-    with atomic_outputs.atomic_write(os.path.join(task_dir, f"{split}.tsv")) as out:
+    tsv_path = os.path.join(task_dir, f"{split}.tsv")
+    with atomic_outputs.atomic_write(tsv_path) as out:
       out.write(header + "\n")
       for index, (sentence, label) in enumerate(split_rows):
         out.write(f"{index}\t{sentence}\n" if split == "test"

@@ -6,8 +6,8 @@ whose second text has no tokens is packed as a single text, as the
 original does. Texts are tokenised with text.batch_encoding.encode_batch
 (the original's tokens, compiled for large batches) and packed with
 bert_tf.text.pack_inputs, the packing exported SavedModels run in-graph,
-so serving cannot drift from training. Every task with text inputs (classification, multiple choice,
-feature extraction) uses this.
+so serving cannot drift from training. Every task with text inputs
+(classification, multiple choice, feature extraction) uses this.
 """
 
 import numpy as np

@@ -107,8 +107,8 @@ class RoundRobinWriter:
   """Writes records to several TFRecord files in turn, as the original does.
 
   A context manager: the files appear under their names together, and only
-  when the block ends normally (atomic_outputs.AtomicFiles), so an interrupted run
-  leaves no truncated TFRecord and does not touch files that already
+  when the block ends normally (atomic_outputs.AtomicFiles), so an
+  interrupted run leaves no truncated TFRecord and does not touch files that already
   existed. atomic=False writes the paths directly: temporaries that a
   caller staged.
 

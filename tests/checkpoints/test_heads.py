@@ -14,8 +14,8 @@ import pytest
 from safetensors.numpy import load_file, save_file
 
 import bert_tf
-from bert_tf.checkpoints import (conversion, huggingface_config, huggingface_folder,
-                                 tf_checkpoints)
+from bert_tf.checkpoints import (conversion, huggingface_config,
+                                 huggingface_folder, tf_checkpoints)
 from bert_tf.checkpoints.names import labels_fields, labels_of_fields
 from bert_tf.config import BertConfig
 from bert_tf.models import BertNextSentenceClassifier

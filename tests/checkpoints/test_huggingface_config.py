@@ -32,7 +32,8 @@ def test_huggingface_activations_map_to_the_same_function_and_back(theirs,
   assert huggingface_config.to_huggingface_dict(config)["hidden_act"] == theirs
   original = bert_tf.BertConfig.from_dict(json.loads(config.to_json_string()))
   assert original.to_dict()["hidden_act"] == ours
-  assert huggingface_config.to_huggingface_dict(original)["hidden_act"] == theirs
+  converted = huggingface_config.to_huggingface_dict(original)
+  assert converted["hidden_act"] == theirs
 
 
 def test_a_kept_huggingface_activation_name_yields_to_a_changed_hidden_act():

@@ -108,7 +108,8 @@ def test_masked_lm_losses_compile_for_unknown_shapes():
   expected = bert_tf.training.losses.masked_lm_example_losses(logits, ids)
   for jit_compile in (False, True):
     compiled = tf.function(
-        bert_tf.training.losses.masked_lm_example_losses, jit_compile=jit_compile,
+        bert_tf.training.losses.masked_lm_example_losses,
+        jit_compile=jit_compile,
         input_signature=[tf.TensorSpec([None, None, None], tf.float32),
                          tf.TensorSpec([None, None], tf.int64)])
     np.testing.assert_allclose(compiled(logits, ids), expected, rtol=1e-6)

@@ -215,8 +215,9 @@ def _rows(path):
       for row in rows:
         yield rows.line_num, row
     except UnicodeDecodeError as error:
-      raise ValueError(f"{path}:{input_checks.first_undecodable_line(path)}: not UTF-8 "
-                       f"text ({error.reason})") from None
+      line = input_checks.first_undecodable_line(path)
+      raise ValueError(f"{path}:{line}: not UTF-8 text ({error.reason})"
+                       ) from None
 
 
 def _without_bom(lines):

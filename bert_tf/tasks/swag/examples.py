@@ -67,8 +67,9 @@ def read_swag(path, labelled, flag="--data_dir"):
           examples.append(_example(path, line, columns, row, labelled))
         line = reader.line_num + 1
     except UnicodeDecodeError as error:
-      raise ValueError(f"{path}:{input_checks.first_undecodable_line(path)}: not "
-                       f"UTF-8 text ({error.reason})") from None
+      line = input_checks.first_undecodable_line(path)
+      raise ValueError(f"{path}:{line}: not UTF-8 text ({error.reason})"
+                       ) from None
     except csv.Error as error:
       raise ValueError(f"{path}:{reader.line_num}: {error}") from None
   if not examples:
