@@ -205,7 +205,7 @@ def _is_ignored(name, model_names):
   return suffix in SLOT_SUFFIXES and owner in model_names
 
 
-def load_checkpoint(model, path, reader=None):
+def load_checkpoint(model, path, reader=None, new_head=False):
   """Loads an original-format checkpoint into a bert_tf model.
 
   Every shape is checked and every value read before anything is assigned,
@@ -218,6 +218,9 @@ def load_checkpoint(model, path, reader=None):
     path: checkpoint prefix (".../bert_model.ckpt") or a directory holding
       one (see resolve_checkpoint_path).
     reader: open_reader(path)'s, where the caller has opened it already.
+    new_head: whether head variables (the model's checkpoint_head_names)
+      whose shapes differ from the checkpoint's keep their initialisation,
+      logged, instead of being refused: a head of other num_labels.
 
   Returns:
     A LoadReport.
@@ -234,6 +237,8 @@ def load_checkpoint(model, path, reader=None):
   variables = checkpoint_variables(model)
   reader = rows_by_label(reader or open_reader(prefix), variables,
                          getattr(model, "labels", None), prefix)
+  if new_head:
+    reader = _without_other_heads(reader, variables, model, prefix)
   stored_shapes = reader.get_variable_to_shape_map()
   check_encoder_fits(getattr(model, "encoder", model).config, stored_shapes,
                      prefix, "the model's config")
@@ -329,6 +334,22 @@ def _labels_beside(prefix):
   if config_file is None:
     return None
   return labels_of_fields(read_json_object(config_file), config_file)[0]
+
+
+def _without_other_heads(reader, variables, model, prefix):
+  """The reader without the model's head variables that the checkpoint
+  holds in another shape (logged): the model keeps its own."""
+  shapes = reader.get_variable_to_shape_map()
+  other = [name for name in model.checkpoint_head_names
+           if name in shapes and list(shapes[name]) != list(
+               variables[name].shape)]
+  if not other:
+    return reader
+  logger.info("%s: its head %s is of other shapes (%s) than the model's "
+              "(%s); the model keeps a new head", prefix, other,
+              [list(shapes[name]) for name in other],
+              [list(variables[name].shape) for name in other])
+  return _HeadRows(reader, other, None)
 
 
 def trained_variables(variables):

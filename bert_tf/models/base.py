@@ -11,6 +11,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.models import fit_plan
+
 # Measured on a classifier fine-tuned on SST-2 (benchmarks/quantization.py,
 # docs/keras.md): each keeps over 99.7% of the float model's predictions.
 # GPTQ and AWQ are refused: they need calibration data and a description of
@@ -157,11 +159,59 @@ class BertKerasModel(keras.Model):
                        "the config's num_hidden_layers is "
                        f"{self.config.num_hidden_layers}")
 
+  # compile()'s optimizer where none was given, until the first fit sizes
+  # its schedule (fit_plan.PlannedOptimizer).
+  _planned_optimizer = None
+
+  def compile(self, optimizer=None, loss=None, metrics=None,
+              learning_rate=fit_plan.LEARNING_RATE,
+              warmup_proportion=fit_plan.WARMUP_PROPORTION, **kwargs):
+    """keras.Model.compile, with the task's defaults for what is not given:
+    its loss and metrics (compile_defaults), and the original's
+    AdamWeightDecay at learning_rate, warmed up over warmup_proportion of
+    the steps and decayed to 0 by the end of the first fit, whose data,
+    batch size and epochs give the steps as run_classifier counts them
+    (fit_plan). `compile()` then fit on strings is run_classifier's
+    training with its default flags."""
+    default_loss, default_metrics = self.compile_defaults()
+    self._planned_optimizer = None
+    if optimizer is None:
+      self._planned_optimizer = fit_plan.PlannedOptimizer(learning_rate,
+                                                          warmup_proportion)
+      optimizer = self._planned_optimizer.optimizer
+    super().compile(optimizer=optimizer,
+                    loss=default_loss if loss is None else loss,
+                    metrics=default_metrics if metrics is None else metrics,
+                    **kwargs)
+
+  def get_compile_config(self):
+    config = super().get_compile_config()
+    if config is not None and self._planned_optimizer is not None:
+      # Saved before its first fit: the optimizer is still to be sized.
+      config = {**config, "optimizer": None,
+                **self._planned_optimizer.compile_arguments()}
+    return config
+
+  def compile_from_config(self, config):
+    # Keras' own, which skips a model whose compile() is its own. An
+    # optimizer never used (saved before the first fit) has no slots.
+    self.compile(**keras.saving.deserialize_keras_object(config))
+    if self.built and self._planned_optimizer is None:
+      self.optimizer.build(self.trainable_variables)
+
+  def compile_defaults(self):
+    """compile()'s (loss, metrics) where none are given: the task's."""
+    return None, None
+
   def fit(self, x=None, *args, **kwargs):
     if isinstance(kwargs.get("validation_data"), tuple):
       x_val, *rest = kwargs["validation_data"]
       kwargs["validation_data"] = (self.keras_inputs(x_val, "fit"), *rest)
-    return super().fit(self.keras_inputs(x, "fit"), *args, **kwargs)
+    x = self.keras_inputs(x, "fit")
+    if self._planned_optimizer is not None:
+      self._planned_optimizer.size_for(type(self).__name__, x, args, kwargs)
+      self._planned_optimizer = None
+    return super().fit(x, *args, **kwargs)
 
   def evaluate(self, x=None, *args, **kwargs):
     return super().evaluate(self.keras_inputs(x, "evaluate"), *args,
@@ -194,6 +244,26 @@ class BertKerasModel(keras.Model):
     if mode:
       model.quantize(mode)
     return model
+
+  @classmethod
+  def from_pretrained(cls, model_dir, max_seq_length=None, **arguments):
+    """This model from any model directory (a release, a community
+    checkpoint, a Hugging Face or sentence-transformers folder, a run's
+    output_dir), its weights loaded, with the directory's preprocessor
+    where the model takes text:
+    `BertClassifier.from_pretrained(dir, num_labels=2)`.
+
+    Args:
+      model_dir: the directory.
+      max_seq_length: the preprocessor's; by default 128, or less where the
+        tokenizer or the position table is shorter.
+      **arguments: the class's own (num_labels, labels, ...); num_labels
+        and labels default to the directory's head where it is this
+        model's kind. A head of the checkpoint's shape is reused; otherwise
+        the model has a new one; the log says which.
+    """
+    from bert_tf.models import pretrained  # pylint: disable=g-import-not-at-top
+    return pretrained.task_model(cls, model_dir, max_seq_length, **arguments)
 
   @classmethod
   def constructor_arguments(cls, config):

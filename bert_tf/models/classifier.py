@@ -98,6 +98,17 @@ class BertClassifier(TextModel):
     self.output_head.build((None, self.config.hidden_size))
     self.built = True
 
+  def compile_defaults(self):
+    """A regressor's mean squared error; a multi-label classifier's binary
+    cross-entropy of each label; else softmax cross-entropy (EncoderModel).
+    """
+    if self.is_regression:
+      return (keras.losses.MeanSquaredError(), ["mean_squared_error"])
+    if self.problem_type == "multi_label_classification":
+      return (keras.losses.BinaryCrossentropy(from_logits=True),
+              [keras.metrics.BinaryAccuracy(threshold=0.0)])
+    return super().compile_defaults()
+
   def sentence_transformers_pipeline(self):
     """The CrossEncoder it is, for save_pretrained(format=
     "sentence-transformers"): its score_activation, else

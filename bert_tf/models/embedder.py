@@ -12,6 +12,7 @@ from bert_tf.layers.activations import HEAD_ACTIVATIONS
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.pooling import SentencePooling, l2_normalize
 from bert_tf.models.text_model import TextModel
+from bert_tf.training.losses import MultipleNegativesRankingLoss
 from bert_tf.training.predictor import Predictor
 
 # The similarity functions of sentence-transformers' similarity_fn_name.
@@ -177,6 +178,10 @@ class BertEmbedder(TextModel):
     if self.normalize:
       embedding = l2_normalize(embedding)
     return {"embedding": embedding}
+
+  def compile_defaults(self):
+    """sentence-transformers' default training loss, no metrics."""
+    return MultipleNegativesRankingLoss(), None
 
   def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None,
                    training=True):

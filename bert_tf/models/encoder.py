@@ -149,6 +149,13 @@ class EncoderModel(BertKerasModel):
     labels trains it. Here the logits."""
     return outputs["logits"]
 
+  def compile_defaults(self):
+    """Sparse cross-entropy on the logits, and accuracy: a classifier's,
+    a tagger's, multiple choice's, and run_squad's loss on the span
+    labeler's start and end logits."""
+    return (keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            ["sparse_categorical_accuracy"])
+
   def compiled_outputs(self, y, y_pred):
     """y_pred as compile()'s losses and metrics see it: the whole dict when
     y is a dict keyed by output name, else `target_output`."""

@@ -1,0 +1,182 @@
+"""Task models in one call: Model.from_pretrained(dir, ...) on every kind of
+model directory, and compile() with the task's defaults, so that
+fine-tuning on strings is two lines with run_classifier's semantics."""
+
+import logging
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import bert_tf
+from tests.support.helpers import PROJECT_DIR, SHARED_DIR
+
+HUGGINGFACE = f"{SHARED_DIR}/reference/huggingface"
+CLASSIFIER = f"{HUGGINGFACE}/bert_for_sequence_classification"
+PRETRAINING = f"{HUGGINGFACE}/bert_for_pretraining"
+COMMUNITY = f"{PROJECT_DIR}/tests/fixtures/community_checkpoint/biobert_style"
+CROSS_ENCODER = f"{PROJECT_DIR}/tests/fixtures/sentence_transformers/" \
+    "cross_encoder"
+EMBEDDER = f"{PROJECT_DIR}/tests/fixtures/sentence_transformers/today_mean"
+
+TEXTS = [f"text number {index} about {'cats' if index % 2 else 'dogs'}"
+         for index in range(20)]
+LABELS = np.array([index % 2 for index in range(20)])
+
+
+def same_weights(first, second):
+  return all(np.array_equal(one, other) for one, other in
+             zip(first.get_weights(), second.get_weights()))
+
+
+def head_messages(caplog):
+  return [record.getMessage() for record in caplog.records
+          if record.name == "bert_tf.models.pretrained"]
+
+
+@pytest.mark.shared
+def test_a_classifier_comes_with_its_head_labels_and_preprocessor(caplog):
+  caplog.set_level(logging.INFO)
+  model = bert_tf.BertClassifier.from_pretrained(CLASSIFIER,
+                                                 max_seq_length=24)
+  reference = bert_tf.load_pretrained(CLASSIFIER).model
+  assert model.labels == reference.labels and model.num_labels == 3
+  assert model.preprocessor.max_seq_length == 24
+  inputs = model.preprocessor(tf.constant(["a cat, a dog"]))
+  np.testing.assert_array_equal(model(inputs)["logits"],
+                                reference(inputs)["logits"])
+  assert head_messages(caplog) == [
+      f"BertClassifier: its head from {CLASSIFIER} (2 variables)"]
+
+
+@pytest.mark.shared
+def test_other_num_labels_make_a_new_head_on_the_same_encoder(caplog):
+  caplog.set_level(logging.INFO)
+  model = bert_tf.BertClassifier.from_pretrained(CLASSIFIER, num_labels=2)
+  reference = bert_tf.load_pretrained(CLASSIFIER).model
+  assert model.num_labels == 2 and model.labels is None
+  assert same_weights(model.encoder, reference.encoder)
+  assert head_messages(caplog) == [
+      f"BertClassifier: a new head (output_weights, output_bias), not in "
+      f"{CLASSIFIER}"]
+  # The default length: 128, or the position table where that is shorter.
+  assert model.preprocessor.max_seq_length == 64
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("model_class, arguments", [
+    (bert_tf.BertClassifier, {"num_labels": 2}),
+    (bert_tf.BertTagger, {"num_labels": 5}),
+    (bert_tf.BertSpanLabeler, {}),
+    (bert_tf.BertMultipleChoice, {}),
+    (bert_tf.BertEmbedder, {}),
+    (bert_tf.BertPretrainer, {}),
+])
+def test_every_task_model_from_a_pretraining_folder(model_class, arguments):
+  model = model_class.from_pretrained(PRETRAINING, **arguments)
+  reference = bert_tf.load_pretrained(PRETRAINING).model
+  assert isinstance(model, model_class)
+  assert same_weights(model.encoder, reference.encoder)
+  if isinstance(model, bert_tf.BertPretrainer):
+    assert same_weights(model, reference)
+
+
+def test_a_community_checkpoint_and_a_sentence_transformers_folder():
+  model = bert_tf.BertClassifier.from_pretrained(COMMUNITY, num_labels=4,
+                                                 max_seq_length=16)
+  assert model.num_labels == 4 and model.preprocessor.max_seq_length == 16
+  assert model(["a protein"])["logits"].shape == (1, 4)
+  cross_encoder = bert_tf.BertClassifier.from_pretrained(CROSS_ENCODER)
+  reference = bert_tf.load_pretrained(CROSS_ENCODER).model
+  pair = (["a question"], ["an answer"])
+  np.testing.assert_array_equal(cross_encoder(pair)["scores"],
+                                reference(pair)["scores"])
+  embedder = bert_tf.BertEmbedder.from_pretrained(EMBEDDER)
+  assert embedder.preprocessor.max_seq_length == \
+      bert_tf.load_pretrained(EMBEDDER).model.preprocessor.max_seq_length
+
+
+def test_a_directory_save_pretrained_wrote_keeps_its_labelled_head(tmp_path):
+  model = bert_tf.BertClassifier.from_pretrained(
+      COMMUNITY, num_labels=2, labels=["negative", "positive"])
+  model.save_pretrained(tmp_path / "original", format="original")
+  again = bert_tf.BertClassifier.from_pretrained(tmp_path / "original")
+  assert again.labels == ["negative", "positive"]
+  assert same_weights(again, model)
+
+
+@pytest.mark.shared
+def test_no_head_and_no_num_labels_is_refused():
+  with pytest.raises(ValueError, match="bert_for_pretraining: no "
+                     "BertClassifier head to take num_labels from; pass "
+                     "num_labels="):
+    bert_tf.BertClassifier.from_pretrained(PRETRAINING)
+
+
+def fine_tuned(compile_model, **fit_arguments):
+  keras.utils.set_random_seed(3)
+  model = bert_tf.BertClassifier.from_pretrained(COMMUNITY, num_labels=2,
+                                                 max_seq_length=16)
+  compile_model(model)
+  model.fit(TEXTS, LABELS, verbose=0, **fit_arguments)
+  return model
+
+
+def test_compile_without_arguments_is_run_classifiers_training():
+  """compile() then fit on strings: AdamWeightDecay at run_classifier's
+  default learning rate, warmed up over its 10% of int(examples / batch size
+  * epochs) steps, softmax cross-entropy; the same weights, bit for bit, as
+  the optimizer and loss given by hand (which tests/training/test_keras_fit
+  holds to run_classifier's own)."""
+  steps = int(20 / 4 * 2)
+  ours = fine_tuned(lambda model: model.compile(), batch_size=4, epochs=2)
+  by_hand = fine_tuned(lambda model: model.compile(
+      optimizer=bert_tf.create_optimizer(5e-5, steps, int(0.1 * steps)),
+      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+      metrics=["sparse_categorical_accuracy"]), batch_size=4, epochs=2)
+  assert same_weights(ours, by_hand)
+  assert not same_weights(ours, fine_tuned(lambda model: model.compile(),
+                                           batch_size=4, epochs=1))
+  assert "sparse_categorical_accuracy" in ours.get_metrics_result()
+
+
+def test_a_model_saved_before_its_first_fit_is_sized_by_it(tmp_path):
+  keras.utils.set_random_seed(3)
+  model = bert_tf.BertClassifier.from_pretrained(COMMUNITY, num_labels=2,
+                                                 max_seq_length=16)
+  model.compile(learning_rate=1e-4, warmup_proportion=0.2)
+  model.save(tmp_path / "model.keras")
+  loaded = keras.saving.load_model(tmp_path / "model.keras")
+  loaded.fit(TEXTS, LABELS, batch_size=4, validation_split=0.2, verbose=0)
+  schedule = loaded.optimizer.get_config()["learning_rate"]
+  assert schedule["config"] == {
+      "init_lr": 1e-4, "num_train_steps": 4, "num_warmup_steps": 0}
+
+
+def test_defaults_of_each_task():
+  config = bert_tf.BertConfig(vocab_size=30, hidden_size=8,
+                              num_hidden_layers=1, num_attention_heads=2,
+                              intermediate_size=8)
+  regressor = bert_tf.BertClassifier(config, num_labels=1)
+  regressor.compile()
+  assert isinstance(regressor.loss, keras.losses.MeanSquaredError)
+  multi_label = bert_tf.BertClassifier(
+      config, num_labels=3, problem_type="multi_label_classification")
+  multi_label.compile()
+  assert isinstance(multi_label.loss, keras.losses.BinaryCrossentropy)
+  embedder = bert_tf.BertEmbedder(config)
+  embedder.compile()
+  assert isinstance(embedder.loss, bert_tf.MultipleNegativesRankingLoss)
+
+
+def test_a_dataset_of_unknown_size_needs_steps_per_epoch():
+  model = bert_tf.BertClassifier.from_pretrained(COMMUNITY, num_labels=2,
+                                                 max_seq_length=16)
+  model.compile()
+  dataset = tf.data.Dataset.from_tensor_slices((TEXTS, LABELS)).filter(
+      lambda text, label: True).batch(4)
+  with pytest.raises(ValueError, match="BertClassifier.fit: a dataset of "
+                     "unknown size; pass steps_per_epoch"):
+    model.fit(dataset)
+  model.fit(dataset, steps_per_epoch=2, verbose=0)
