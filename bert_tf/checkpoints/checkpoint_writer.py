@@ -59,13 +59,16 @@ def save_checkpoint(model, path, global_step=None, optimizer=None):
       trainable variables are saved as <name>/adam_m and <name>/adam_v, as
       the original's.
 
+  A kernel with LoRA adapters is saved merged (Keras' Dense.kernel), as a
+  tensor with no slots of its own.
+
   Returns:
     `path`.
   """
   tensors = {}
   for name, variable in checkpoint_variables(model).items():
     tensors[name] = tf.convert_to_tensor(variable)
-    if optimizer is not None and variable.trainable:
+    if optimizer is not None and getattr(variable, "trainable", False):
       for suffix, slot in zip(SLOT_SUFFIXES, optimizer.slots(variable)):
         tensors[f"{name}/{suffix}"] = tf.convert_to_tensor(slot)
   tensors[GLOBAL_STEP] = tf.constant(global_step or 0, dtype=tf.int64)

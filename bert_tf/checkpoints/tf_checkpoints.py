@@ -233,6 +233,9 @@ def load_checkpoint(model, path, reader=None, new_head=False):
       variable's shape differs between model and checkpoint, or a weight
       is not floating point.
   """
+  if getattr(model, "lora", None) is not None:
+    raise ValueError(f"{type(model).__name__} has LoRA adapters: load "
+                     f"{path} into it before enable_lora")
   prefix = resolve_checkpoint_path(path)
   variables = checkpoint_variables(model)
   reader = rows_by_label(reader or open_reader(prefix), variables,

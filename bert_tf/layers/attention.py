@@ -6,6 +6,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from bert_tf.layers.dense import Dense
 from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import truncated_normal
 
@@ -50,8 +51,7 @@ class SelfAttention(keras.layers.Layer):
     width = self.num_heads * self.head_size
     initializer = truncated_normal(self.initializer_range)
     for name in ("query", "key", "value"):
-      dense = keras.layers.Dense(width, kernel_initializer=initializer,
-                                 name=name)
+      dense = Dense(width, kernel_initializer=initializer, name=name)
       dense.build(input_shape)
       setattr(self, name, dense)
     self.dropout = Dropout(self.dropout_rate)

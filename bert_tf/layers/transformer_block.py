@@ -5,6 +5,7 @@ from keras import ops
 
 from bert_tf.layers.activations import get_activation
 from bert_tf.layers.attention import SelfAttention
+from bert_tf.layers.dense import Dense
 from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.normalization import LAYER_NORM_EPSILON, layer_norm
@@ -59,8 +60,7 @@ class TransformerBlock(keras.layers.Layer):
     initializer = truncated_normal(self.initializer_range)
 
     def dense(units, name, input_width):
-      layer = keras.layers.Dense(units, kernel_initializer=initializer,
-                                 name=name)
+      layer = Dense(units, kernel_initializer=initializer, name=name)
       layer.build((None, None, input_width))
       return layer
 

@@ -12,6 +12,8 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.models import fit_plan
+from bert_tf.models import lora as lora_adapters
+from bert_tf.training import precision
 
 # Measured on a classifier fine-tuned on SST-2 (benchmarks/quantization.py,
 # docs/keras.md): each keeps over 99.7% of the float model's predictions.
@@ -111,10 +113,33 @@ class BertKerasModel(keras.Model):
   # save_pretrained refuses.
   huggingface_architectures = ()
 
+  # enable_lora's arguments ({"rank", "targets", "alpha"}), kept in
+  # get_config so that from_config adds the same adapters; None: none.
+  lora = None
+
   # The mode quantize() was given, kept in get_config: from_config
   # quantizes the new model the same way, so that a .keras file's quantized
   # weights find the variables they were saved from.
   quantized_to = None
+
+  def __init__(self, dtype=None, **kwargs):
+    if dtype is not None and keras.dtype_policies.get(dtype).name != \
+        keras.config.dtype_policy().name:
+      # Keras' layers take the global policy when they are made, not their
+      # model's: the model's would be the outer layer's alone.
+      raise ValueError(
+          f"{type(self).__name__}: dtype={dtype!r} is not the global dtype "
+          f"policy; use {type(self).__name__}.built_in(dtype, ...) or "
+          f"from_pretrained(..., dtype={dtype!r})")
+    super().__init__(dtype=dtype, **kwargs)
+
+  @classmethod
+  def built_in(cls, dtype, *args, **kwargs):
+    """cls(*args, **kwargs) with every layer in the dtype policy `dtype`
+    ("bfloat16": bfloat16 weights and computation; "mixed_bfloat16":
+    float32 weights, bfloat16 computation; None: the global policy)."""
+    with precision.keras_policy(dtype):
+      return cls(*args, dtype=dtype, **kwargs)
 
   def __new__(cls, *args, **kwargs):
     model = super().__new__(cls, *args, **kwargs)
@@ -133,13 +158,38 @@ class BertKerasModel(keras.Model):
 
   def input_signature(self):
     """[{name: TensorSpec}]: the inputs export() gives the model."""
+    return self.ids_input_signature()
+
+  def ids_input_signature(self):
+    """[{name: TensorSpec}]: the model's ids (int32, [batch, seq_length]
+    each), which a raw-text model takes too."""
     return [{name: tf.TensorSpec([None] * rank, tf.int32, name=name)
              for name, rank in self.input_ranks.items()}]
 
   def quantize(self, mode=None, config=None, filters=None, **kwargs):
+    if self.lora is not None:
+      raise ValueError(f"{type(self).__name__}.quantize: it has LoRA "
+                       "adapters; quantize model.merge_lora()")
     super().quantize(mode, config=config, filters=filters or _is_dense,
                      **kwargs)
     self.quantized_to = mode
+
+  def enable_lora(self, rank, targets=("query", "value"), alpha=None):
+    """Adds LoRA adapters of rank `rank` to the encoder's Dense layers that
+    `targets` names in every transformer block (lora.TARGETS: "query",
+    "key", "value", "attention_output", "intermediate", "output"), scaled
+    by alpha / rank (alpha: rank by default), and freezes the rest of the
+    encoder: the adapters and the task head train (summary() counts them).
+    A .keras file keeps the adapters; save_pretrained, save_checkpoint and
+    export write them merged into the kernels (merge_lora)."""
+    lora_adapters.enable(self, rank, tuple(targets), alpha)
+    self.lora = {"rank": rank, "targets": list(targets),
+                 "alpha": rank if alpha is None else alpha}
+
+  def merge_lora(self):
+    """A copy of this model with its adapters merged into the kernels: the
+    same outputs from plain weights (itself where it has none)."""
+    return self if self.lora is None else lora_adapters.merged(self)
 
   # A bert_tf model has no variables of its own (its layers hold them). It
   # saves its encoder's layer count instead: Keras loads the layers a config
@@ -234,15 +284,21 @@ class BertKerasModel(keras.Model):
     config["config"] = self.config.to_dict()
     if self.quantized_to:
       config["quantized_to"] = self.quantized_to
+    if self.lora is not None:
+      config["lora"] = dict(self.lora)
     return config
 
   @classmethod
   def from_config(cls, config):
     arguments = dict(config)
     mode = arguments.pop("quantized_to", None)
-    model = cls(**cls.constructor_arguments(arguments))
+    adapters = arguments.pop("lora", None)
+    model = cls.built_in(arguments.pop("dtype", None),
+                         **cls.constructor_arguments(arguments))
     if mode:
       model.quantize(mode)
+    if adapters:
+      model.enable_lora(**adapters)
     return model
 
   @classmethod
@@ -289,7 +345,8 @@ class BertKerasModel(keras.Model):
         see huggingface_architectures.
     """
     from bert_tf.checkpoints import saving  # pylint: disable=g-import-not-at-top
-    saving.save_pretrained(self, directory, format, vocab_file, architecture)
+    saving.save_pretrained(self.merge_lora(), directory, format, vocab_file,
+                           architecture)
 
   def export(self, filepath, format="tf_saved_model", verbose=None,
              input_signature=None, **kwargs):
@@ -297,5 +354,6 @@ class BertKerasModel(keras.Model):
     input_signature defaulting to the model's own, in inference mode, with
     list outputs flattened (see flat_outputs)."""
     return keras.Model.export(
-        _FlatOutputs(self), filepath, format=format, verbose=verbose,
+        _FlatOutputs(self.merge_lora()), filepath, format=format,
+        verbose=verbose,
         input_signature=input_signature or self.input_signature(), **kwargs)

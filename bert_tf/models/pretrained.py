@@ -174,7 +174,8 @@ def from_checkpoint(source, model_class=None, new_head=False,
   for name in names:
     if name in defaults:
       model_arguments.setdefault(name, defaults[name])
-  model = model_class(source.config, **model_arguments)
+  model = model_class.built_in(model_arguments.pop("dtype", None),
+                               source.config, **model_arguments)
   report = load_checkpoint(model, source.path, source.reader,
                            new_head=new_head)
   return PretrainedModel(config=source.config, model=model,

@@ -58,6 +58,7 @@ class TextModel(EncoderModel):
 
   def __call__(self, inputs, *args, **kwargs):
     if self.preprocessor is not None:
+      self._check_not_bare_text(inputs, "model")
       inputs = as_text_tensors(inputs)
     return super().__call__(inputs, *args, **kwargs)
 
@@ -68,8 +69,38 @@ class TextModel(EncoderModel):
 
   def keras_inputs(self, x, method):
     if self.preprocessor is not None:
+      self._check_not_bare_text(x, method)
       x = as_keras_texts(x)
     return super().keras_inputs(x, method)
+
+  def _check_not_bare_text(self, x, method):
+    """Raises ValueError for one Python string (or a pair of them) where a
+    batch is expected (method: "predict", say, or "model" for a call):
+    Keras' own error does not say what to pass."""
+    texts = x if isinstance(x, tuple) else (x,)
+    if not texts or not all(isinstance(text, (str, bytes)) for text in texts):
+      return
+    batch = tuple([text] for text in x) if isinstance(x, tuple) else [x]
+    where = "" if method == "model" else f".{method}"
+    raise ValueError(f"{type(self).__name__}{where}: one text, not a batch; "
+                     f"pass a list: {method}({batch!r})")
+
+  def export(self, filepath, format="tf_saved_model", verbose=None,
+             input_signature=None, **kwargs):
+    """BertKerasModel.export; a raw-text signature only to a SavedModel:
+    TensorFlow Text's ops have no ONNX or LiteRT form, so those exports
+    take ids (input_signature=ids_input_signature())."""
+    if (self.preprocessor is not None and input_signature is None
+        and format in ("onnx", "litert")):
+      raise ValueError(
+          f"{type(self).__name__}.export(format={format!r}): its "
+          "preprocessor's TensorFlow Text ops have no "
+          f"{'ONNX' if format == 'onnx' else 'LiteRT'} form; export ids "
+          f"instead, export(path, format={format!r}, input_signature="
+          "model.ids_input_signature()), and tokenize on the client "
+          "(bert_tf.tokenization, or model.preprocessor in TensorFlow)")
+    return super().export(filepath, format=format, verbose=verbose,
+                          input_signature=input_signature, **kwargs)
 
   def get_config(self):
     config = super().get_config()

@@ -25,8 +25,17 @@ def dtype_policy(dtype):
   """Layers built inside compute in `dtype` (Keras 3 layers read the global
   policy when they are created, and sublayers do not inherit their parent's)."""
   check_dtype(dtype)
+  with keras_policy(POLICIES[dtype]):
+    yield
+
+
+@contextlib.contextmanager
+def keras_policy(policy):
+  """Layers built inside take `policy` (a Keras dtype policy, its name or
+  its config; None: the global one, as it is)."""
   previous = keras.config.dtype_policy()
-  keras.config.set_dtype_policy(POLICIES[dtype])
+  if policy is not None:
+    keras.config.set_dtype_policy(keras.dtype_policies.get(policy))
   try:
     yield
   finally:

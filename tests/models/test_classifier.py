@@ -130,3 +130,20 @@ def test_scores_are_the_score_activation_of_the_logits(tmp_path):
   outputs = three(inputs)
   np.testing.assert_array_equal(outputs["scores"], outputs["logits"])
   assert "scores" not in bert_tf.BertClassifier(tiny_config(), 1)(inputs)
+
+
+def test_one_bare_text_is_refused_saying_to_pass_a_list():
+  """Keras' own error ("Unrecognized data type") does not say what to
+  pass."""
+  model = bert_tf.BertClassifier.from_pretrained(
+      f"{PROJECT_DIR}/tests/fixtures/community_checkpoint/biobert_style",
+      num_labels=2, max_seq_length=16)
+  with pytest.raises(ValueError, match=r"^BertClassifier.predict: one text, "
+                     r"not a batch; pass a list: predict\(\['one text'\]\)$"):
+    model.predict("one text")
+  with pytest.raises(ValueError, match=r"^BertClassifier: one text, not a "
+                     r"batch; pass a list: model\(\[b'x'\]\)$"):
+    model(b"x")
+  with pytest.raises(ValueError, match=r"evaluate\(\(\['a'\], \['b'\]\)\)"):
+    model.evaluate(("a", "b"), [1])
+  assert model.predict(["one text"], verbose=0)["logits"].shape == (1, 2)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import bert_tf
-from tests.support.helpers import tiny_config
+from tests.support.helpers import PROJECT_DIR, tiny_config
 from tests.support.keras_harness import EVERY_MODEL, model_inputs
 
 def run_onnx(path, inputs):
@@ -70,3 +70,32 @@ def test_the_feature_taggers_bilstm_needs_the_flex_delegate(tmp_path):
   with pytest.raises(RuntimeError, match="Select TensorFlow op"):
     run_litert(path, model_inputs("BertFeatureTagger"))
   assert os.path.getsize(path) > 0
+
+
+@pytest.mark.parametrize("export_format", RUNNERS)
+def test_a_raw_text_model_exports_its_ids_to_onnx_and_litert(export_format,
+                                                             tmp_path):
+  """Its default (string) signature is refused before any file is written,
+  naming the ids route; that route computes what Keras computes."""
+  model = bert_tf.BertClassifier.from_pretrained(
+      f"{PROJECT_DIR}/tests/fixtures/community_checkpoint/biobert_style",
+      num_labels=2, max_seq_length=16)
+  file_name, run = RUNNERS[export_format]
+  path = str(tmp_path / file_name)
+  with pytest.raises(ValueError, match=(
+      rf"BertClassifier.export\(format='{export_format}'\): its "
+      r"preprocessor's TensorFlow Text ops have no .* form; export ids "
+      rf"instead, export\(path, format='{export_format}', input_signature="
+      r"model.ids_input_signature\(\)\)")):
+    model.export(path, format=export_format)
+  assert not os.path.exists(path)
+  for package in PACKAGES[export_format]:
+    pytest.importorskip(package)
+  model.export(path, format=export_format, verbose=False,
+               input_signature=model.ids_input_signature())
+  inputs = {name: np.asarray(ids) for name, ids in
+            model.preprocessor(["a protein binds the gene"]).items()}
+  outputs = run(path, inputs)
+  for output_name, value in expected_outputs(model, inputs).items():
+    np.testing.assert_allclose(outputs[output_name], value, rtol=0,
+                               atol=1e-5, err_msg=output_name)

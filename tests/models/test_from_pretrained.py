@@ -180,3 +180,26 @@ def test_a_dataset_of_unknown_size_needs_steps_per_epoch():
                      "unknown size; pass steps_per_epoch"):
     model.fit(dataset)
   model.fit(dataset, steps_per_epoch=2, verbose=0)
+
+
+@pytest.mark.shared
+def test_bfloat16_weights_for_inference(tmp_path):
+  """dtype="bfloat16", as keras-hub's from_preset(dtype=...): every weight
+  bfloat16, the outputs those of float32 to bfloat16's precision, kept by a
+  .keras file; a model's dtype alone (Keras' layers take the global
+  policy) is refused."""
+  ours = bert_tf.BertClassifier.from_pretrained(CLASSIFIER, dtype="bfloat16")
+  assert {weight.dtype for weight in ours.weights} == {"bfloat16"}
+  assert keras.config.dtype_policy().name == "float32"
+  texts = ["a cat, a dog", "the gene binds"]
+  full = bert_tf.BertClassifier.from_pretrained(CLASSIFIER)(texts)["logits"]
+  logits = ours(texts)["logits"]
+  assert logits.dtype == tf.float32
+  np.testing.assert_allclose(logits, full, atol=0.05)
+  ours.save(tmp_path / "model.keras")
+  loaded = keras.saving.load_model(tmp_path / "model.keras")
+  assert {weight.dtype for weight in loaded.weights} == {"bfloat16"}
+  np.testing.assert_array_equal(loaded(texts)["logits"], logits)
+  with pytest.raises(ValueError, match="BertClassifier: dtype='bfloat16' is "
+                     "not the global dtype policy"):
+    bert_tf.BertClassifier(ours.config, num_labels=2, dtype="bfloat16")
