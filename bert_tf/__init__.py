@@ -23,6 +23,7 @@ _EXPORTS = {
     "BertEncoder": "bert_tf.models",
     "BertFeatureTagger": "bert_tf.models",
     "BertMultipleChoice": "bert_tf.models",
+    "BertMaskedLMPreprocessor": "bert_tf.text.masked_lm_preprocessor",
     "BertPreprocessor": "bert_tf.text.preprocessor",
     "BertPretrainer": "bert_tf.models",
     "BertSpanLabeler": "bert_tf.models",
@@ -37,7 +38,8 @@ _EXPORTS = {
     "masked_lm_loss": "bert_tf.training.losses",
     "next_sentence_loss": "bert_tf.training.losses",
     "pretraining_loss": "bert_tf.training.losses",
-    "PretrainedModel": "bert_tf.models.pretrained",
+    "fill_mask": "bert_tf.models.fill_mask",
+    "PretrainedModel": "bert_tf.models.loading",
     "load_pretrained": "bert_tf.models.pretrained",
 }
 # Packages and modules reached as bert_tf.<name>: name -> module.

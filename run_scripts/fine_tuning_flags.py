@@ -36,6 +36,12 @@ flags.DEFINE_bool(
     "differs from the original's. Evaluation and prediction always run so, "
     "with the same outputs; run_squad's, whose n-best lists rank padding "
     "positions as the original's do, only with this flag.")
+flags.DEFINE_integer(
+    "lora_rank", None,
+    "Train LoRA adapters of this rank on every layer's query and value "
+    "projections and the task's head, the rest of the encoder frozen. "
+    "Checkpoints and exports hold the adapters merged into the weights (a "
+    "resumed run goes on from those with new adapters).")
 # --help lists the tokenizer and training flags with the fine-tuning ones.
 flags.adopt_module_key_flags(tokenizer_flags)
 flags.adopt_module_key_flags(training_flags)
@@ -59,5 +65,6 @@ def run(task):
       num_train_epochs=FLAGS.num_train_epochs,
       warmup_proportion=FLAGS.warmup_proportion,
       bucket_by_length=FLAGS.bucket_by_length, export_dir=FLAGS.export_dir,
-      export_text=FLAGS.export_signatures == "all")
+      export_text=FLAGS.export_signatures == "all",
+      lora_rank=FLAGS.lora_rank)
   return run_fine_tuning(task, options, model_flags.strategy())

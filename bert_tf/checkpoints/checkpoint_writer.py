@@ -9,6 +9,7 @@ from bert_tf.checkpoints.names import GLOBAL_STEP
 from bert_tf.checkpoints.tf_checkpoints import (SLOT_SUFFIXES,
                                                 checkpoint_variables)
 from bert_tf.files import atomic_outputs, storage
+from bert_tf.layers.dense import merged_kernels
 
 logger = logging.getLogger(__name__)
 
@@ -59,16 +60,17 @@ def save_checkpoint(model, path, global_step=None, optimizer=None):
       trainable variables are saved as <name>/adam_m and <name>/adam_v, as
       the original's.
 
-  A kernel with LoRA adapters is saved merged (Keras' Dense.kernel), as a
-  tensor with no slots of its own.
+  A kernel with LoRA adapters is saved with them merged in; the adapters
+  themselves are not saved (load_checkpoint starts them again).
 
   Returns:
     `path`.
   """
   tensors = {}
+  merged = merged_kernels(model)
   for name, variable in checkpoint_variables(model).items():
-    tensors[name] = tf.convert_to_tensor(variable)
-    if optimizer is not None and getattr(variable, "trainable", False):
+    tensors[name] = tf.convert_to_tensor(merged.get(id(variable), variable))
+    if optimizer is not None and variable.trainable:
       for suffix, slot in zip(SLOT_SUFFIXES, optimizer.slots(variable)):
         tensors[f"{name}/{suffix}"] = tf.convert_to_tensor(slot)
   tensors[GLOBAL_STEP] = tf.constant(global_step or 0, dtype=tf.int64)

@@ -22,6 +22,7 @@ from bert_tf.checkpoints.names import (GLOBAL_STEP, ORIGINAL_CONFIG_FILE,
                                        check_encoder_fits, encoder_names,
                                        labels_of_fields)
 from bert_tf.files.json_files import read_json_object
+from bert_tf.layers.dense import adapted_layers, restart_adapters
 from bert_tf.files import storage
 from bert_tf.files.model_files import model_file
 
@@ -32,9 +33,13 @@ SLOT_SUFFIXES = ("adam_m", "adam_v")
 
 
 def _resolve(model, path):
-  """Follows an attribute path such as 'transformer_layers.0.attention'."""
+  """Follows an attribute path such as 'transformer_layers.0.attention'; a
+  Dense layer's kernel is its variable (Keras' `kernel` of a layer with
+  LoRA adapters is a tensor, the kernel with the adapters merged)."""
   target = model
   for part in path.split("."):
+    if part == "kernel" and getattr(target, "lora_enabled", False):
+      return target._kernel  # pylint: disable=protected-access
     target = target[int(part)] if part.isdigit() else getattr(target, part)
   return target
 
@@ -233,9 +238,6 @@ def load_checkpoint(model, path, reader=None, new_head=False):
       variable's shape differs between model and checkpoint, or a weight
       is not floating point.
   """
-  if getattr(model, "lora", None) is not None:
-    raise ValueError(f"{type(model).__name__} has LoRA adapters: load "
-                     f"{path} into it before enable_lora")
   prefix = resolve_checkpoint_path(path)
   variables = checkpoint_variables(model)
   reader = rows_by_label(reader or open_reader(prefix), variables,
@@ -259,6 +261,10 @@ def load_checkpoint(model, path, reader=None, new_head=False):
   for name in present:
     variable = variables[name]
     variable.assign(values[name].astype(variable.dtype))
+  if adapted_layers(model):
+    # A checkpoint's kernels hold any adapters merged in.
+    restart_adapters(model)
+    logger.info("LoRA adapters start again on %s's kernels", prefix)
 
   leftover = sorted(set(stored_shapes) - set(present))
   report = LoadReport(

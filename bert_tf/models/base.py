@@ -217,21 +217,21 @@ class BertKerasModel(keras.Model):
               learning_rate=fit_plan.LEARNING_RATE,
               warmup_proportion=fit_plan.WARMUP_PROPORTION, **kwargs):
     """keras.Model.compile, with the task's defaults for what is not given:
-    its loss and metrics (compile_defaults), and the original's
+    its loss and, with it, its metrics (compile_defaults), and the original's
     AdamWeightDecay at learning_rate, warmed up over warmup_proportion of
     the steps and decayed to 0 by the end of the first fit, whose data,
     batch size and epochs give the steps as run_classifier counts them
     (fit_plan). `compile()` then fit on strings is run_classifier's
     training with its default flags."""
-    default_loss, default_metrics = self.compile_defaults()
+    if loss is None:  # the task's loss, and its metrics unless given
+      loss, default_metrics = self.compile_defaults()
+      metrics = default_metrics if metrics is None else metrics
     self._planned_optimizer = None
     if optimizer is None:
       self._planned_optimizer = fit_plan.PlannedOptimizer(learning_rate,
                                                           warmup_proportion)
       optimizer = self._planned_optimizer.optimizer
-    super().compile(optimizer=optimizer,
-                    loss=default_loss if loss is None else loss,
-                    metrics=default_metrics if metrics is None else metrics,
+    super().compile(optimizer=optimizer, loss=loss, metrics=metrics,
                     **kwargs)
 
   def get_compile_config(self):
@@ -306,8 +306,9 @@ class BertKerasModel(keras.Model):
     """This model from any model directory (a release, a community
     checkpoint, a Hugging Face or sentence-transformers folder, a run's
     output_dir), its weights loaded, with the directory's preprocessor
-    where the model takes text:
-    `BertClassifier.from_pretrained(dir, num_labels=2)`.
+    where the model takes text, compiled with the task's defaults
+    (compile()): `BertClassifier.from_pretrained(dir, num_labels=2)`, then
+    `fit(sentences, labels)`.
 
     Args:
       model_dir: the directory.
@@ -318,8 +319,8 @@ class BertKerasModel(keras.Model):
         model's kind. A head of the checkpoint's shape is reused; otherwise
         the model has a new one; the log says which.
     """
-    from bert_tf.models import pretrained  # pylint: disable=g-import-not-at-top
-    return pretrained.task_model(cls, model_dir, max_seq_length, **arguments)
+    from bert_tf.models import loading  # pylint: disable=g-import-not-at-top
+    return loading.task_model(cls, model_dir, max_seq_length, **arguments)
 
   @classmethod
   def constructor_arguments(cls, config):

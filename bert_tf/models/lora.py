@@ -4,6 +4,8 @@ merged into its kernels, which every file that leaves Keras holds."""
 
 import numbers
 
+from bert_tf.layers import dense
+
 # A TransformerBlock's Dense layers, by the name enable_lora's targets use.
 TARGETS = {
     "query": lambda block: block.attention.query,
@@ -48,18 +50,11 @@ def enable(model, rank, targets, alpha):
       TARGETS[target](block).enable_lora(rank, lora_alpha=alpha)
 
 
-def adapted_layers(model):
-  """The model's Dense layers that have adapters."""
-  return [layer for layer in model._flatten_layers()  # pylint: disable=protected-access
-          if getattr(layer, "lora_enabled", False)]
-
-
 def merged(model):
   """A copy of the model without adapters, each merged into its kernel
   (kernel + alpha / rank * A @ B): the same outputs, plain weights."""
-  kernels = {id(layer._kernel): layer.kernel  # pylint: disable=protected-access
-             for layer in adapted_layers(model)}
-  adapters = {id(variable) for layer in adapted_layers(model)
+  kernels = dense.merged_kernels(model)
+  adapters = {id(variable) for layer in dense.adapted_layers(model)
               for variable in (layer.lora_kernel_a, layer.lora_kernel_b)}
   config = model.get_config()
   del config["lora"]

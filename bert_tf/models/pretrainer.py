@@ -1,20 +1,31 @@
 """BertPretrainer: the encoder plus the masked-LM and next-sentence heads."""
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.masked_lm import MaskedLMHead
-from bert_tf.models.encoder import EncoderModel
 from bert_tf.models.inputs import required_input
+from bert_tf.models.text_model import TextModel
+from bert_tf.text.masked_lm_preprocessor import BertMaskedLMPreprocessor
+from bert_tf.text.preprocessor import as_keras_texts
+
+# Keras fit's batch size where none is given.
+_KERAS_BATCH_SIZE = 32
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertPretrainer(EncoderModel):
+class BertPretrainer(TextModel):
   """The pretraining model of the original run_pretraining.py.
 
   Args:
     config: a BertConfig (or its dict).
+    preprocessor: None, or a BertMaskedLMPreprocessor: then fit and
+      evaluate take raw text too (a list of strings, or a string array),
+      masked as create_pretraining_data masks, with new masks each epoch
+      (validation_data's stay the same): masked-LM training on domain
+      text. No gradient reaches the next-sentence head from single texts.
 
   Inputs: the encoder's dict plus
     masked_lm_positions: int32 [batch_size, num_predictions].
@@ -55,10 +66,12 @@ class BertPretrainer(EncoderModel):
   # one alone, without the pooler.
   huggingface_architectures = ("BertForPreTraining", "BertForMaskedLM")
 
-  input_ranks = {**EncoderModel.input_ranks, "masked_lm_positions": 2}
+  input_ranks = {**TextModel.input_ranks, "masked_lm_positions": 2}
 
-  def __init__(self, config, **kwargs):
-    super().__init__(config, **kwargs)
+  preprocessor_class = BertMaskedLMPreprocessor
+
+  def __init__(self, config, preprocessor=None, **kwargs):
+    super().__init__(config, preprocessor, **kwargs)
     config = self.config
     self.masked_lm_head = MaskedLMHead(
         vocab_size=config.vocab_size,
@@ -90,6 +103,68 @@ class BertPretrainer(EncoderModel):
     outputs["next_sentence_log_probs"] = ops.log_softmax(
         ops.cast(next_sentence_logits, "float32"), axis=-1)
     return outputs
+
+  def input_signature(self):
+    # Masked positions come with the ids: text is masked in fit alone.
+    return self.ids_input_signature()
+
+  def compile_defaults(self):
+    """run_pretraining's loss: the masked-LM cross-entropy averaged over
+    the real predictions (masked_lm_weights as sample weights), plus the
+    next-sentence cross-entropy."""
+    return ((keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True, reduction="mean_with_sample_weight"),
+             keras.losses.SparseCategoricalCrossentropy(from_logits=True)),
+            None)
+
+  def fit(self, x=None, y=None, batch_size=None, epochs=1, **kwargs):
+    if not self._takes_text(x, "fit"):
+      return super().fit(x, y, batch_size, epochs, **kwargs)
+    if y is not None or "validation_split" in kwargs:
+      raise ValueError(f"{type(self).__name__}.fit on text takes no y (the "
+                       "targets are the masked tokens) nor validation_split "
+                       "(pass validation_data)")
+    batch_size = batch_size or _KERAS_BATCH_SIZE
+    if self._takes_text(kwargs.get("validation_data"), "fit"):
+      kwargs["validation_data"] = self._masked_batches(
+          kwargs["validation_data"], batch_size, new_masks=False)
+    batches = self._masked_batches(x, batch_size, new_masks=True,
+                                   shuffle=kwargs.pop("shuffle", True))
+    return super().fit(batches, epochs=epochs, shuffle=False, **kwargs)
+
+  def evaluate(self, x=None, y=None, batch_size=None, **kwargs):
+    if not self._takes_text(x, "evaluate"):
+      return super().evaluate(x, y, batch_size, **kwargs)
+    return super().evaluate(self._masked_batches(
+        x, batch_size or _KERAS_BATCH_SIZE, new_masks=False), **kwargs)
+
+  def predict(self, x, *args, **kwargs):
+    if self._takes_text(x, "predict"):
+      raise ValueError(f"{type(self).__name__}.predict takes ids with "
+                       "masked_lm_positions; bert_tf.fill_mask(model, text) "
+                       "fills a text's [MASK]s")
+    return super().predict(x, *args, **kwargs)
+
+  def _takes_text(self, x, method):
+    """Whether x is text that the masking preprocessor takes (one bare
+    string is refused: see TextModel)."""
+    if self.preprocessor is None or x is None:
+      return False
+    self._check_not_bare_text(x, method)
+    texts = as_keras_texts(x)
+    return isinstance(texts, tf.Tensor) and texts.dtype == tf.string
+
+  def _masked_batches(self, texts, batch_size, new_masks, shuffle=False):
+    """A dataset of masked batches of texts: masks drawn anew each epoch
+    where new_masks, else the same each time."""
+    texts = tf.data.Dataset.from_tensor_slices(as_keras_texts(texts))
+    if shuffle:
+      texts = texts.shuffle(int(texts.cardinality()),
+                            reshuffle_each_iteration=True)
+    seeds = tf.data.Dataset.random(
+        rerandomize_each_iteration=new_masks).batch(2)
+    return tf.data.Dataset.zip(texts.batch(batch_size), seeds).map(
+        self.preprocessor.masked)
 
   def target_output(self, outputs):
     """(masked_lm_log_probs, next_sentence_log_probs), for targets

@@ -22,6 +22,9 @@ class TextModel(EncoderModel):
       predict also take lists of Python strings) and is saved with it.
   """
 
+  # The class of preprocessor it takes (from_pretrained makes one).
+  preprocessor_class = BertPreprocessor
+
   def __init__(self, config, preprocessor=None, **kwargs):
     super().__init__(config, **kwargs)
     if preprocessor is not None:
@@ -33,10 +36,11 @@ class TextModel(EncoderModel):
     encoder's embeddings cannot take (on a GPU, ids past the table read
     zeros, silently)."""
     name = type(self).__name__
-    if not isinstance(preprocessor, BertPreprocessor):
+    expected = self.preprocessor_class
+    if not isinstance(preprocessor, expected):
       raise ValueError(f"{name}: preprocessor is a "
                        f"{type(preprocessor).__name__} layer, not a "
-                       "BertPreprocessor")
+                       f"{expected.__name__}")
     config = self.config
     if preprocessor.max_seq_length > config.max_position_embeddings:
       raise ValueError(f"{name}: the preprocessor's max_seq_length "
@@ -90,8 +94,9 @@ class TextModel(EncoderModel):
     """BertKerasModel.export; a raw-text signature only to a SavedModel:
     TensorFlow Text's ops have no ONNX or LiteRT form, so those exports
     take ids (input_signature=ids_input_signature())."""
-    if (self.preprocessor is not None and input_signature is None
-        and format in ("onnx", "litert")):
+    strings = [spec for spec in tf.nest.flatten(
+        input_signature or self.input_signature()) if spec.dtype == tf.string]
+    if strings and format in ("onnx", "litert"):
       raise ValueError(
           f"{type(self).__name__}.export(format={format!r}): its "
           "preprocessor's TensorFlow Text ops have no "

@@ -59,6 +59,9 @@ class FineTuningOptions:
   export_text: bool = True
   optimizer: str = "adamw"
   seed: Optional[int] = None
+  # LoRA adapters of this rank on every layer's query and value, the rest
+  # of the encoder frozen (BertKerasModel.enable_lora); None: none.
+  lora_rank: Optional[int] = None
   # Loop, precision and checkpoint options; num_train_steps is computed.
   training: TrainingOptions = dataclasses.field(
       default_factory=lambda: TrainingOptions(num_train_steps=0))
@@ -109,7 +112,8 @@ def _train_evaluate_predict(task, options, strategy, model, examples,
         split, split_examples, tokenizer, options.max_seq_length))
   num_warmup_steps = int(num_train_steps * options.warmup_proportion)
   trainer = create_trainer(
-      strategy, lambda: task.build_model(config), task.objective,
+      strategy, lambda: _built(task, config, options.lora_rank),
+      task.objective,
       options.output_dir,
       dataclasses.replace(options.training, num_train_steps=num_train_steps),
       options.learning_rate, num_warmup_steps, options.optimizer,
@@ -156,7 +160,7 @@ def _train_evaluate_predict(task, options, strategy, model, examples,
   if options.export_dir and trainer.is_chief:
     tokenizer = InGraphTokenizer(model.vocabulary, model.do_lower_case) \
         if options.export_text else None
-    module, signatures = task.serving(trainer.model, tokenizer,
+    module, signatures = task.serving(trainer.model.merge_lora(), tokenizer,
                                       options.max_seq_length)
     export.write_saved_model(module, options.export_dir, signatures)
   return results
@@ -203,6 +207,18 @@ def _check_options(options):
   if options.num_train_epochs <= 0 or not 0 <= options.warmup_proportion <= 1:
     raise ValueError("--num_train_epochs must be positive and "
                      "--warmup_proportion in [0, 1]")
+  if options.lora_rank is not None and options.lora_rank < 1:
+    raise ValueError(f"--lora_rank={options.lora_rank}: must be at least 1")
+
+
+def _built(task, config, lora_rank):
+  """The task's model, with LoRA adapters of rank lora_rank (None: none).
+  Its checkpoints hold them merged into the kernels: a resumed run goes on
+  from those with new adapters."""
+  model = task.build_model(config)
+  if lora_rank is not None:
+    model.enable_lora(lora_rank)
+  return model
 
 
 def _splits(task, options):

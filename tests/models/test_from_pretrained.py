@@ -32,7 +32,7 @@ def same_weights(first, second):
 
 def head_messages(caplog):
   return [record.getMessage() for record in caplog.records
-          if record.name == "bert_tf.models.pretrained"]
+          if record.name == "bert_tf.models.loading"]
 
 
 @pytest.mark.shared

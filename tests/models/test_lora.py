@@ -121,10 +121,22 @@ def test_what_lora_refuses():
     model.enable_lora(4)
   with pytest.raises(ValueError, match=r"quantize model.merge_lora\(\)"):
     model.quantize("int8")
-  with pytest.raises(ValueError, match="has LoRA adapters: load .* into it "
-                     "before enable_lora"):
-    bert_tf.load_checkpoint(model, COMMUNITY)
   quantized = bert_tf.BertClassifier.from_pretrained(COMMUNITY, num_labels=2)
   quantized.quantize("int8")
   with pytest.raises(ValueError, match=r"the model is quantized \(int8\)"):
     quantized.enable_lora(4)
+
+
+def test_a_checkpoint_loads_into_a_model_with_adapters(tmp_path):
+  """Its kernels hold the adapters merged in: they load into the frozen
+  kernels, and the adapters start again (B zero), as a run with
+  --lora_rank resumes."""
+  model = adapted()
+  prefix = bert_tf.save_checkpoint(model, str(tmp_path / "model.ckpt-8"))
+  other = adapted(rank=2)
+  report = bert_tf.load_checkpoint(other, prefix)
+  assert not report.not_in_checkpoint
+  assert all(not layer.lora_kernel_b.numpy().any()
+             for layer in bert_tf.layers.dense.adapted_layers(other))
+  np.testing.assert_allclose(other(PROBE)["logits"], model(PROBE)["logits"],
+                             atol=1e-6)

@@ -223,6 +223,51 @@ def test_fine_tuning_starts_from_the_init_checkpoint(tmp_path):
   assert not any(name.startswith("cls/") for name in shapes)
 
 
+@pytest.mark.shared
+def test_lora_rank_trains_adapters_and_writes_them_merged(tmp_path):
+  """--lora_rank=2: the query and value kernels move (their adapters are
+  merged into the checkpoint), every other encoder weight is the
+  release's, the head trains with Adam slots, the adapters have no
+  checkpoint names, and the export serves the merged model."""
+  import tensorflow as tf
+  release = tmp_path / "release"
+  shutil.copytree(ORIGINAL_TINY, release)
+  (release / "vocab.txt").write_text("\n".join(
+      ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+      + [f"word{i}" for i in range(94)]) + "\n")
+  data_dir = tmp_path / "data"
+  write_tsv(data_dir / "train.tsv", ["sentence", "label"],
+            [[f"word{i} word{i + 1}", str(i % 2)] for i in range(8)])
+  result = run_script("run_classifier.py", {
+      "task_name": "SST-2", "data_dir": data_dir, "init_checkpoint": release,
+      "output_dir": tmp_path / "output", "max_seq_length": 16,
+      "do_train": True, "learning_rate": 0.1, "num_train_epochs": 1,
+      "train_batch_size": 4, "lora_rank": 2,
+      "export_dir": tmp_path / "export"})
+  assert result.returncode == 0, result.stderr
+  ours = tf.train.load_checkpoint(str(tmp_path / "output" / "model.ckpt-2"))
+  released = tf.train.load_checkpoint(f"{ORIGINAL_TINY}/bert_model.ckpt")
+  shapes = ours.get_variable_to_shape_map()
+  assert not [name for name in shapes if "lora" in name]
+  assert "output_weights/adam_m" in shapes
+  assert not [name for name in shapes
+              if name.startswith("bert/") and name.endswith("adam_m")]
+  for name in released.get_variable_to_shape_map():
+    if not name.startswith("bert/"):
+      continue
+    moved = not np.array_equal(ours.get_tensor(name),
+                               released.get_tensor(name))
+    adapted = name.endswith(("self/query/kernel", "self/value/kernel"))
+    assert moved == adapted, name
+  assert (tmp_path / "export").exists()
+  wrong = run_script("run_classifier.py", {
+      "task_name": "SST-2", "data_dir": data_dir, "init_checkpoint": release,
+      "output_dir": tmp_path / "wrong", "do_train": True, "lora_rank": 0})
+  assert wrong.returncode != 0
+  assert wrong.stderr.strip().splitlines()[-1].endswith(
+      "--lora_rank=0: must be at least 1")
+
+
 def test_multi_worker_predictions_keep_the_test_order(sentiment_run):
   """Two workers split each batch; Trainer.predict puts the gathered
   outputs back in file order, padding dropped (37 examples, batches of 16)."""

@@ -184,7 +184,9 @@ def test_ctrl_c_says_in_one_line_which_checkpoint_resumes(tmp_path):
   output_dir = tmp_path / "interrupted"
   code, stderr = kill_after_checkpoint(
       "run_pretraining.py", {
-          **ORIGINAL_FLAGS, "num_train_steps": 600,
+          # Steps enough that the run is still going when this process,
+          # slowed by a busy machine, sees a checkpoint.
+          **ORIGINAL_FLAGS, "num_train_steps": 20000,
           "save_checkpoints_steps": 50, "iterations_per_loop": 10,
           "output_dir": output_dir, "do_train": True}, 50, signal.SIGINT)
   kept = tf.train.latest_checkpoint(str(output_dir))

@@ -166,15 +166,18 @@ def assert_cases_fail_before_writing(script, flag_values, cases, tmp_path):
 def kill_after_checkpoint(script, flag_values, step, sent=signal.SIGKILL):
   """Starts run_scripts/<script> with flag_values and sends it `sent`
   (SIGKILL: kill -9; SIGINT: Ctrl-C) as soon as the `checkpoint` index in
-  its --output_dir lists model.ckpt-<step> (the index is written after the
-  checkpoint's files); returns (exit status, stderr)."""
+  its --output_dir lists model.ckpt-<step> or a later one (the index is
+  written after the checkpoint's files; on a busy machine this process may
+  look only after older checkpoints have left the index); returns (exit
+  status, stderr)."""
   state = os.path.join(flag_values["output_dir"], "checkpoint")
 
   def listed():
     if not os.path.exists(state):
       return False
     with open(state, encoding="utf-8") as reader:
-      return f'"model.ckpt-{step}"' in reader.read()
+      steps = re.findall(r'"model\.ckpt-(\d+)"', reader.read())
+    return any(int(listed_step) >= step for listed_step in steps)
 
   command = [sys.executable, os.path.join(PROJECT_DIR, "run_scripts", script),
              *[f"--{name}={value}" for name, value in flag_values.items()]]

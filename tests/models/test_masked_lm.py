@@ -1,0 +1,154 @@
+"""Masked-LM on raw text: BertPretrainer.from_pretrained(dir).fit(texts)
+masks as create_pretraining_data does, anew each epoch; fill_mask gives
+transformers' fill-mask pipeline's tokens and scores."""
+
+import collections
+import json
+import random
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import bert_tf
+from bert_tf.pretraining import instances
+from bert_tf.text import masking
+from tests.support.helpers import PROJECT_DIR, SHARED_DIR
+
+PRETRAINING = f"{SHARED_DIR}/reference/huggingface/bert_for_pretraining"
+# transformers' pipeline("fill-mask") on that folder
+# (tests/fixtures/huggingface/make_fill_mask.py).
+REFERENCE = f"{PROJECT_DIR}/tests/fixtures/huggingface/" \
+    "fill_mask_reference.json"
+TEXTS = ["the quick brown fox jumps over the lazy dog",
+         "where does the lake end", "it was released by google",
+         "bert reads text in both directions at once"] * 4
+
+VOCAB = {token: index for index, token in enumerate(
+    ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "##c", "##d",
+     "e"])}
+# [CLS] a ##c ##d b e a b ##c [SEP] [PAD] [PAD]: words {1,2,3} {4} {5} {6}
+# {7,8}.
+SEQUENCE = [2, 5, 7, 8, 6, 9, 5, 6, 7, 3, 0, 0]
+DRAWS = 4000
+
+
+def ours(whole_words):
+  """Each position's share of DRAWS masks, and how often each number of
+  predictions was made, from masking.mask_tokens."""
+  ids = tf.constant([SEQUENCE] * DRAWS, tf.int32)
+  options = masking.MaskingOptions(4, 0.3, whole_words)
+  _, positions, _, weights = masking.mask_tokens(
+      ids, tf.cast(ids > 0, tf.int32), masking.masking_vocabulary(VOCAB),
+      options, tf.constant([7, 11]))
+  chosen = [row[:int(count)] for row, count in zip(
+      positions.numpy(), weights.numpy().sum(axis=1))]
+  return shares_and_counts(chosen)
+
+
+def theirs(whole_words):
+  """The same from create_pretraining_data's choices
+  (pretraining.instances, the original's draws)."""
+  rng = random.Random(0)
+  vocabulary = instances.Vocabulary(VOCAB)
+  tokens = SEQUENCE[:10]
+  chosen = []
+  for _ in range(DRAWS):
+    if whole_words:
+      chosen.append(instances._choose_whole_words(  # pylint: disable=protected-access
+          tokens, 3, vocabulary, rng))
+    else:  # the original's: the candidates shuffled, the first taken
+      candidates = list(range(1, 9))
+      instances.shuffle(candidates, rng)
+      chosen.append(candidates[:3])
+  return shares_and_counts(chosen)
+
+
+def shares_and_counts(chosen):
+  shares = np.zeros(len(SEQUENCE))
+  for positions in chosen:
+    shares[list(positions)] += 1 / len(chosen)
+  return shares, collections.Counter(len(positions) for positions in chosen)
+
+
+@pytest.mark.parametrize("whole_words", [False, True])
+def test_masks_are_chosen_as_create_pretraining_data_chooses(whole_words):
+  """round(10 tokens * 0.3) = 3 predictions; each position (never [CLS],
+  [SEP] or padding) as often as the original's draws choose it, whole
+  words together."""
+  our_shares, our_counts = ours(whole_words)
+  their_shares, their_counts = theirs(whole_words)
+  np.testing.assert_allclose(our_shares, their_shares, atol=0.04)
+  assert our_shares[[0, 9, 10, 11]].tolist() == [0, 0, 0, 0]
+  assert set(our_counts) == set(their_counts) == {3}
+
+
+def test_eighty_ten_ten():
+  ids = tf.constant([SEQUENCE] * DRAWS, tf.int32)
+  masked, positions, masked_ids, weights = masking.mask_tokens(
+      ids, tf.cast(ids > 0, tf.int32), masking.masking_vocabulary(VOCAB),
+      masking.MaskingOptions(4, 0.3), tf.constant([1, 2]))
+  chosen = tf.gather(masked, positions, batch_dims=1).numpy()[
+      weights.numpy() > 0]
+  original = masked_ids.numpy()[weights.numpy() > 0]
+  assert abs(np.mean(chosen == VOCAB["[MASK]"]) - 0.8) < 0.02
+  # Kept: a tenth, and a random draw of the same id now and then.
+  assert abs(np.mean(chosen == original) - (0.1 + 0.1 / len(VOCAB))) < 0.02
+
+
+@pytest.mark.shared
+def test_fill_mask_gives_the_pipelines_tokens_and_scores():
+  pretrainer = bert_tf.BertPretrainer.from_pretrained(PRETRAINING)
+  with open(REFERENCE, encoding="utf-8") as reader:
+    reference = json.load(reader)["results"]
+  for case in reference:
+    guesses = bert_tf.fill_mask(pretrainer, case["text"], top_k=5)
+    if len(case["masks"]) == 1:
+      guesses = [guesses]
+    assert len(guesses) == len(case["masks"])
+    for mask, expected in zip(guesses, case["masks"]):
+      assert [token for token, _ in mask] == [token for token, _ in expected]
+      np.testing.assert_allclose([score for _, score in mask],
+                                 [score for _, score in expected],
+                                 rtol=0, atol=1e-6)
+  with pytest.raises(ValueError, match=r"no \[MASK\] in the first 64 tokens"):
+    bert_tf.fill_mask(pretrainer, "no mask here")
+
+
+@pytest.mark.shared
+def test_fit_on_text_draws_new_masks_each_epoch(tmp_path):
+  keras.utils.set_random_seed(0)
+  pretrainer = bert_tf.BertPretrainer.from_pretrained(PRETRAINING,
+                                                      max_seq_length=16)
+  assert isinstance(pretrainer.preprocessor, bert_tf.BertMaskedLMPreprocessor)
+  training = pretrainer._masked_batches(TEXTS, 4, new_masks=True)  # pylint: disable=protected-access
+  held = pretrainer._masked_batches(TEXTS, 4, new_masks=False)  # pylint: disable=protected-access
+  positions = lambda batches: [batch[0]["masked_lm_positions"].numpy()
+                               for batch in batches]
+  assert not all(np.array_equal(*pair) for pair in zip(positions(training),
+                                                       positions(training)))
+  assert all(np.array_equal(*pair) for pair in zip(positions(held),
+                                                   positions(held)))
+  # The compiled loss is run_pretraining's masked-LM loss (no next
+  # sentence: single texts have none).
+  features, (ids, _), (weights, next_weights) = next(iter(held))
+  pretrainer.compile()
+  assert not next_weights.numpy().any()
+  loss = pretrainer.evaluate(held.take(1), verbose=0)[0]
+  expected = bert_tf.masked_lm_loss(
+      pretrainer(features)["masked_lm_log_probs"], ids, weights)
+  np.testing.assert_allclose(loss, expected, rtol=1e-5)
+  next_sentence = pretrainer.next_sentence_head.get_weights()
+  history = pretrainer.fit(TEXTS, batch_size=4, epochs=2, verbose=0,
+                           validation_data=TEXTS[:4])
+  assert len(history.history["val_loss"]) == 2
+  # No gradient reaches the next-sentence head; weight decay alone moves it.
+  for now, then in zip(pretrainer.next_sentence_head.get_weights(),
+                       next_sentence):
+    np.testing.assert_allclose(now, then, rtol=1e-5)
+  pretrainer.save(tmp_path / "model.keras")
+  loaded = keras.saving.load_model(tmp_path / "model.keras")
+  assert loaded.preprocessor.options == pretrainer.preprocessor.options
+  with pytest.raises(ValueError, match=r"predict takes ids .*fill_mask"):
+    loaded.predict(TEXTS)

@@ -1,0 +1,43 @@
+"""The docs' Keras examples run as written: every ```python block after a
+`<!-- runs in tests/test_docs_examples.py -->` line in README.md and
+docs/keras.md, in order, in one namespace per file, on a tiny Hugging Face
+folder (model_dir) and a few sentences."""
+
+import os
+import re
+
+import numpy as np
+import pytest
+
+from tests.support.helpers import PROJECT_DIR, SHARED_DIR
+
+MARKER = "<!-- runs in tests/test_docs_examples.py -->"
+DOCS = ["README.md", "docs/keras.md"]
+SENTENCES = ["the quick brown fox jumps over the lazy dog", "where does it end",
+             "it was released by google", "bert reads text at once"] * 2
+
+
+def examples(path):
+  """The marked blocks of one file."""
+  with open(os.path.join(PROJECT_DIR, path), encoding="utf-8") as reader:
+    text = reader.read()
+  return re.findall(re.escape(MARKER) + r"\n```python\n(.*?)```", text,
+                    re.DOTALL)
+
+
+def test_every_doc_has_its_examples():
+  assert [len(examples(path)) for path in DOCS] == [1, 3]
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("path", DOCS)
+def test_the_examples_run_as_written(path, tmp_path, monkeypatch):
+  monkeypatch.chdir(tmp_path)  # where the examples write their files
+  namespace = {
+      "model_dir": f"{SHARED_DIR}/reference/huggingface/bert_for_pretraining",
+      "sentences": SENTENCES,
+      "labels": np.array([index % 2 for index in range(len(SENTENCES))]),
+      "domain_texts": SENTENCES,
+  }
+  for block in examples(path):
+    exec(compile(block, path, "exec"), namespace)  # pylint: disable=exec-used
