@@ -17,7 +17,7 @@ logger = logging.getLogger(__name__)
 LEARNING_RATE = 5e-5
 WARMUP_PROPORTION = 0.1
 # Keras fit's batch size where none is given.
-_KERAS_BATCH_SIZE = 32
+KERAS_BATCH_SIZE = 32
 
 
 class PlannedOptimizer:
@@ -67,7 +67,7 @@ def train_steps(model_name, x, fit_args, fit_kwargs):
                        "steps_per_epoch, or compile() an optimizer")
     return batches * epochs
   examples = _count_examples(x) * (1 - arguments.get("validation_split", 0))
-  batch_size = arguments.get("batch_size") or _KERAS_BATCH_SIZE
+  batch_size = arguments.get("batch_size") or KERAS_BATCH_SIZE
   steps = int(examples / batch_size * epochs)
   if steps < 1:
     raise ValueError(f"{model_name}.fit: {int(examples)} training examples "

@@ -6,13 +6,11 @@ from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.masked_lm import MaskedLMHead
+from bert_tf.models import fit_plan
 from bert_tf.models.inputs import required_input
 from bert_tf.models.text_model import TextModel
 from bert_tf.text.masked_lm_preprocessor import BertMaskedLMPreprocessor
 from bert_tf.text.preprocessor import as_keras_texts
-
-# Keras fit's batch size where none is given.
-_KERAS_BATCH_SIZE = 32
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -124,7 +122,7 @@ class BertPretrainer(TextModel):
       raise ValueError(f"{type(self).__name__}.fit on text takes no y (the "
                        "targets are the masked tokens) nor validation_split "
                        "(pass validation_data)")
-    batch_size = batch_size or _KERAS_BATCH_SIZE
+    batch_size = batch_size or fit_plan.KERAS_BATCH_SIZE
     if self._takes_text(kwargs.get("validation_data"), "fit"):
       kwargs["validation_data"] = self._masked_batches(
           kwargs["validation_data"], batch_size, new_masks=False)
@@ -136,7 +134,7 @@ class BertPretrainer(TextModel):
     if not self._takes_text(x, "evaluate"):
       return super().evaluate(x, y, batch_size, **kwargs)
     return super().evaluate(self._masked_batches(
-        x, batch_size or _KERAS_BATCH_SIZE, new_masks=False), **kwargs)
+        x, batch_size or fit_plan.KERAS_BATCH_SIZE, new_masks=False), **kwargs)
 
   def predict(self, x, *args, **kwargs):
     if self._takes_text(x, "predict"):
