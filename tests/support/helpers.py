@@ -183,7 +183,8 @@ def kill_after_checkpoint(script, flag_values, step, sent=signal.SIGKILL):
              *[f"--{name}={value}" for name, value in flag_values.items()]]
   with tempfile.TemporaryFile("w+") as stderr:
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
-                               stderr=stderr, text=True)
+                               stderr=stderr, text=True,
+                               preexec_fn=_signals_as_in_a_shell)
     deadline = time.time() + 300
     while not listed():
       assert process.poll() is None and time.time() < deadline
@@ -192,6 +193,17 @@ def kill_after_checkpoint(script, flag_values, step, sent=signal.SIGKILL):
     process.wait()
     stderr.seek(0)
     return process.returncode, stderr.read()
+
+
+def _signals_as_in_a_shell():
+  """In a child before it starts: the signal it will be sent, handled by
+  default and unblocked, as a program started from a shell has it. A test
+  worker's state is inherited otherwise, and its libraries may have left a
+  signal ignored or blocked (a program started with SIGINT ignored keeps
+  ignoring it, as nohup relies on)."""
+  for signum in (signal.SIGINT, signal.SIGTERM):
+    signal.signal(signum, signal.SIG_DFL)
+  signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT, signal.SIGTERM])
 
 
 def assert_checkpoints_close(ours, theirs, atol):
