@@ -9,7 +9,7 @@ from bert_tf.checkpoints.names import GLOBAL_STEP
 from bert_tf.checkpoints.tf_checkpoints import (SLOT_SUFFIXES,
                                                 checkpoint_variables)
 from bert_tf.files import atomic_outputs, storage
-from bert_tf.layers.dense import merged_kernels
+from bert_tf.checkpoints.adapters import merged_kernels
 
 logger = logging.getLogger(__name__)
 

@@ -18,11 +18,11 @@ import tensorflow as tf
 
 from bert_tf.checkpoints import (huggingface, huggingface_folder,
                                  sentence_transformers)
+from bert_tf.checkpoints.adapters import adapted_layers, restart_adapters
 from bert_tf.checkpoints.names import (GLOBAL_STEP, ORIGINAL_CONFIG_FILE,
                                        check_encoder_fits, encoder_names,
                                        labels_of_fields)
 from bert_tf.files.json_files import read_json_object
-from bert_tf.layers.dense import adapted_layers, restart_adapters
 from bert_tf.files import storage
 from bert_tf.files.model_files import model_file
 

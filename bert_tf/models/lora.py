@@ -4,7 +4,7 @@ merged into its kernels, which every file that leaves Keras holds."""
 
 import numbers
 
-from bert_tf.layers import dense
+from bert_tf.checkpoints import adapters
 
 # A TransformerBlock's Dense layers, by the name enable_lora's targets use.
 TARGETS = {
@@ -53,9 +53,9 @@ def enable(model, rank, targets, alpha):
 def merged(model):
   """A copy of the model without adapters, each merged into its kernel
   (kernel + alpha / rank * A @ B): the same outputs, plain weights."""
-  kernels = dense.merged_kernels(model)
-  adapters = {id(variable) for layer in dense.adapted_layers(model)
-              for variable in (layer.lora_kernel_a, layer.lora_kernel_b)}
+  kernels = adapters.merged_kernels(model)
+  adapter_ids = {id(variable) for layer in adapters.adapted_layers(model)
+                 for variable in (layer.lora_kernel_a, layer.lora_kernel_b)}
   config = model.get_config()
   del config["lora"]
   preprocessor = config.pop("preprocessor", None) and model.preprocessor
@@ -65,5 +65,5 @@ def merged(model):
   copy = type(model).built_in(arguments.pop("dtype", None), **arguments)
   copy.set_weights([kernels.get(id(variable), variable)
                     for variable in model.weights
-                    if id(variable) not in adapters])
+                    if id(variable) not in adapter_ids])
   return copy

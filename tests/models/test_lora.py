@@ -137,6 +137,6 @@ def test_a_checkpoint_loads_into_a_model_with_adapters(tmp_path):
   report = bert_tf.load_checkpoint(other, prefix)
   assert not report.not_in_checkpoint
   assert all(not layer.lora_kernel_b.numpy().any()
-             for layer in bert_tf.layers.dense.adapted_layers(other))
+             for layer in bert_tf.checkpoints.adapters.adapted_layers(other))
   np.testing.assert_allclose(other(PROBE)["logits"], model(PROBE)["logits"],
                              atol=1e-6)
