@@ -5,11 +5,11 @@ import logging
 
 import tensorflow as tf
 
+from bert_tf.checkpoints.adapters import merged_kernels
 from bert_tf.checkpoints.names import GLOBAL_STEP
 from bert_tf.checkpoints.tf_checkpoints import (SLOT_SUFFIXES,
                                                 checkpoint_variables)
 from bert_tf.files import atomic_outputs, storage
-from bert_tf.checkpoints.adapters import merged_kernels
 
 logger = logging.getLogger(__name__)
 

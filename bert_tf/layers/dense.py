@@ -29,4 +29,3 @@ class Dense(keras.layers.Dense):
     if self.lora_enabled and "lora_kernel_a" in store:
       self.lora_kernel_a.assign(store["lora_kernel_a"])
       self.lora_kernel_b.assign(store["lora_kernel_b"])
-

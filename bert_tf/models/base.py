@@ -182,6 +182,7 @@ class BertKerasModel(keras.Model):
     encoder: the adapters and the task head train (summary() counts them).
     A .keras file keeps the adapters; save_pretrained, save_checkpoint and
     export write them merged into the kernels (merge_lora)."""
+    check_positive_int(rank, "rank", f"{type(self).__name__}.enable_lora")
     lora_adapters.enable(self, rank, tuple(targets), alpha)
     self.lora = {"rank": rank, "targets": list(targets),
                  "alpha": rank if alpha is None else alpha}

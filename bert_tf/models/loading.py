@@ -126,7 +126,8 @@ def build_and_load(source, model_class, new_head=False, **model_arguments):
   do_lower_case = do_lower_case_of(source)
   defaults = _head_arguments(source, model_class, model_arguments)
   if pipeline is not None:
-    defaults.update(_pipeline_arguments(source, do_lower_case))
+    defaults.update(_pipeline_arguments(
+        source, do_lower_case, "preprocessor" not in model_arguments))
   names = list(getattr(model_class, "config_arguments", ()))
   if hasattr(model_class, "preprocessor_class"):  # it takes text
     names.append("preprocessor")
@@ -167,27 +168,29 @@ def _head_arguments(source, model_class, model_arguments):
           "problem_type": source.problem_type}
 
 
-def _pipeline_arguments(source, do_lower_case):
+def _pipeline_arguments(source, do_lower_case, with_preprocessor):
   """The model arguments a sentence-transformers folder sets: a
-  preprocessor of its max length, and an embedder's modules and prompts or
-  a cross-encoder's score activation."""
+  preprocessor of its max length (where with_preprocessor: none is given),
+  and an embedder's modules and prompts or a cross-encoder's score
+  activation."""
   pipeline, config = source.pipeline, source.config
   sentence_transformers.check_lower_case_input(pipeline, do_lower_case)
-  max_seq_length = sentence_transformers.max_length_of(
-      pipeline, source.tokenizer_files.model_max_length,
-      config.max_position_embeddings)
-  preprocessor = BertPreprocessor(source.vocabulary, do_lower_case,
-                                  max_seq_length,
-                                  pair_packing=TRANSFORMERS_PAIRS)
+  arguments = {}
+  if with_preprocessor:
+    max_seq_length = sentence_transformers.max_length_of(
+        pipeline, source.tokenizer_files.model_max_length,
+        config.max_position_embeddings)
+    arguments["preprocessor"] = BertPreprocessor(
+        source.vocabulary, do_lower_case, max_seq_length,
+        pair_packing=TRANSFORMERS_PAIRS)
   if pipeline.model_type == sentence_transformers.CROSS_ENCODER:
     if source.architecture_name != "BertForSequenceClassification":
       raise ValueError(f"{source.path}: a CrossEncoder of "
                        f"{source.architecture_name}; bert_tf reproduces "
                        f"those of BertForSequenceClassification")
     default = "sigmoid" if len(source.labels) == 1 else "linear"
-    return {"preprocessor": preprocessor,
-            "score_activation": pipeline.activation or default}
-  return {"preprocessor": preprocessor, "pooling": list(pipeline.pooling),
+    return {**arguments, "score_activation": pipeline.activation or default}
+  return {**arguments, "pooling": list(pipeline.pooling),
           "dense": [{"units": module.units, "activation": module.activation,
                      "use_bias": module.use_bias}
                     for module in pipeline.dense],

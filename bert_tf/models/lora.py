@@ -2,8 +2,6 @@
 encoder frozen, the task head trained; and the model with the adapters
 merged into its kernels, which every file that leaves Keras holds."""
 
-import numbers
-
 from bert_tf.checkpoints import adapters
 
 # A TransformerBlock's Dense layers, by the name enable_lora's targets use.
@@ -23,14 +21,10 @@ def enable(model, rank, targets, alpha):
   names in each transformer block; the task head stays trainable.
 
   Raises:
-    ValueError: a rank under 1, a target not in TARGETS, a model quantized
-      or with adapters already.
+    ValueError: a target not in TARGETS, a model quantized or with
+      adapters already (the rank is checked by the model).
   """
   name = type(model).__name__
-  if isinstance(rank, bool) or not isinstance(rank, numbers.Integral) or \
-      rank < 1:
-    raise ValueError(f"{name}.enable_lora: rank={rank!r} must be an "
-                     "integer >= 1")
   unknown = [target for target in targets if target not in TARGETS]
   if unknown or not targets:
     raise ValueError(f"{name}.enable_lora: targets={tuple(targets)!r}; "

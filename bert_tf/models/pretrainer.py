@@ -116,46 +116,52 @@ class BertPretrainer(TextModel):
             None)
 
   def fit(self, x=None, y=None, batch_size=None, epochs=1, **kwargs):
-    if not self._takes_text(x, "fit"):
+    texts = self._texts(x, "fit")
+    if texts is None:
       return super().fit(x, y, batch_size, epochs, **kwargs)
     if y is not None or "validation_split" in kwargs:
       raise ValueError(f"{type(self).__name__}.fit on text takes no y (the "
                        "targets are the masked tokens) nor validation_split "
                        "(pass validation_data)")
     batch_size = batch_size or fit_plan.KERAS_BATCH_SIZE
-    if self._takes_text(kwargs.get("validation_data"), "fit"):
+    validation_texts = self._texts(kwargs.get("validation_data"), "fit")
+    if validation_texts is not None:
       kwargs["validation_data"] = self._masked_batches(
-          kwargs["validation_data"], batch_size, new_masks=False)
-    batches = self._masked_batches(x, batch_size, new_masks=True,
+          validation_texts, batch_size, new_masks=False)
+    batches = self._masked_batches(texts, batch_size, new_masks=True,
                                    shuffle=kwargs.pop("shuffle", True))
     return super().fit(batches, epochs=epochs, shuffle=False, **kwargs)
 
   def evaluate(self, x=None, y=None, batch_size=None, **kwargs):
-    if not self._takes_text(x, "evaluate"):
+    texts = self._texts(x, "evaluate")
+    if texts is None:
       return super().evaluate(x, y, batch_size, **kwargs)
     return super().evaluate(self._masked_batches(
-        x, batch_size or fit_plan.KERAS_BATCH_SIZE, new_masks=False), **kwargs)
+        texts, batch_size or fit_plan.KERAS_BATCH_SIZE, new_masks=False),
+                            **kwargs)
 
   def predict(self, x, *args, **kwargs):
-    if self._takes_text(x, "predict"):
+    if self._texts(x, "predict") is not None:
       raise ValueError(f"{type(self).__name__}.predict takes ids with "
                        "masked_lm_positions; bert_tf.fill_mask(model, text) "
                        "fills a text's [MASK]s")
     return super().predict(x, *args, **kwargs)
 
-  def _takes_text(self, x, method):
-    """Whether x is text that the masking preprocessor takes (one bare
-    string is refused: see TextModel)."""
+  def _texts(self, x, method):
+    """x as a string tensor where it is text that the masking preprocessor
+    takes, else None (one bare string is refused: see TextModel)."""
     if self.preprocessor is None or x is None:
-      return False
+      return None
     self._check_not_bare_text(x, method)
     texts = as_keras_texts(x)
-    return isinstance(texts, tf.Tensor) and texts.dtype == tf.string
+    if isinstance(texts, tf.Tensor) and texts.dtype == tf.string:
+      return texts
+    return None
 
   def _masked_batches(self, texts, batch_size, new_masks, shuffle=False):
-    """A dataset of masked batches of texts: masks drawn anew each epoch
-    where new_masks, else the same each time."""
-    texts = tf.data.Dataset.from_tensor_slices(as_keras_texts(texts))
+    """A dataset of masked batches of texts (a string tensor): masks drawn
+    anew each epoch where new_masks, else the same each time."""
+    texts = tf.data.Dataset.from_tensor_slices(texts)
     if shuffle:
       texts = texts.shuffle(int(texts.cardinality()),
                             reshuffle_each_iteration=True)

@@ -12,7 +12,6 @@ import dataclasses
 import logging
 import time
 
-from bert_tf.wordpiece.rules import CLS_TOKEN, MASK_TOKEN, SEP_TOKEN
 
 logger = logging.getLogger(__name__)
 
@@ -46,26 +45,6 @@ class TrainingInstance:
   is_random_next: bool
 
 
-class Vocabulary:
-  """What instance creation needs to know about vocab.txt, as ids.
-
-  Args:
-    vocab: {token: id} as tokenization.load_vocab returns it.
-  """
-
-  def __init__(self, vocab):
-    self.cls_id = vocab[CLS_TOKEN]
-    self.sep_id = vocab[SEP_TOKEN]
-    self.mask_id = vocab[MASK_TOKEN]
-    # The original draws random words from list(vocab.keys()) and converts
-    # the word back to its id, which for a repeated token is its last line.
-    self.random_word_ids = list(vocab.values())
-    self.is_continuation = [False] * (max(self.random_word_ids) + 1)
-    for token, index in vocab.items():
-      if token.startswith("##"):
-        self.is_continuation[index] = True
-
-
 def instance_passes(documents, vocabulary, options, rng):
   """The original create_training_instances up to its last step: yields
   the instances of each of its dupe_factor passes over the documents (a
@@ -75,7 +54,7 @@ def instance_passes(documents, vocabulary, options, rng):
 
   Args:
     documents: [[sentence ids, ...], ...], non-empty (documents.py).
-    vocabulary: a Vocabulary.
+    vocabulary: a masking_vocabulary.MaskingVocabulary.
     options: InstanceOptions.
     rng: a random.Random seeded with the original's random_seed.
   """

@@ -20,7 +20,8 @@ from bert_tf.data.tfrecords import RoundRobinWriter
 from bert_tf.files import atomic_outputs
 from bert_tf.pretraining import features as pretraining_features
 from bert_tf.pretraining.documents import read_documents
-from bert_tf.pretraining.instances import Vocabulary, instance_passes, shuffle
+from bert_tf.pretraining.instances import instance_passes, shuffle
+from bert_tf.wordpiece.masking_vocabulary import MaskingVocabulary
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ def create_pretraining_data(input_files, output_files, tokenizer, options,
     serialize = functools.partial(_serialize, options=options)
     instances, passes = [], []
     for number, made in enumerate(instance_passes(
-        documents, Vocabulary(tokenizer.vocab), options, rng), start=1):
+        documents, MaskingVocabulary(tokenizer.vocab), options, rng), start=1):
       instances += made
       worth_forking = len(made) >= _SERIALIZED_IN_FORKS_FROM
       if number < options.dupe_factor:  # in a fork while the next is made

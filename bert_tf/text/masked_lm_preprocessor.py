@@ -6,6 +6,7 @@ import tensorflow as tf
 from bert_tf.text import masking
 from bert_tf.text.packing import packed_texts
 from bert_tf.text.preprocessor import BertPreprocessor
+from bert_tf.wordpiece.masking_vocabulary import MaskingVocabulary
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -40,7 +41,7 @@ class BertMaskedLMPreprocessor(BertPreprocessor):
     packed = packed_texts(self.tokenizer, self.max_seq_length,
                           tf.convert_to_tensor(texts, tf.string),
                           pair_packing=self.pair_packing)
-    vocabulary = masking.masking_vocabulary(self.tokenizer.vocabulary.vocab)
+    vocabulary = MaskingVocabulary(self.tokenizer.vocabulary.vocab)
     input_ids, positions, ids, weights = masking.mask_tokens(
         packed["input_ids"], packed["input_mask"], vocabulary, self.options,
         seed)

@@ -9,7 +9,7 @@ chosen uniformly at random, word pieces one by one or, with whole-word
 masking, whole words (a "##" piece joins the word before it; a word that
 would overshoot num_to_predict is skipped, as the original skips it); each
 chosen token becomes [MASK] with probability 0.8, stays with 0.1, and is
-replaced by a uniformly drawn vocabulary id with 0.1.
+replaced by a uniformly drawn vocabulary word with 0.1.
 """
 
 import dataclasses
@@ -25,32 +25,12 @@ class MaskingOptions:
   do_whole_word_mask: bool = False
 
 
-@dataclasses.dataclass(frozen=True)
-class MaskingVocabulary:
-  """The ids masking needs: [CLS], [SEP], [MASK], and which are "##"
-  pieces (a bool per id)."""
-  cls_id: int
-  sep_id: int
-  mask_id: int
-  is_continuation: tuple
-
-
-def masking_vocabulary(vocab):
-  """MaskingVocabulary of {token: id}."""
-  size = max(vocab.values()) + 1
-  is_continuation = [False] * size
-  for token, index in vocab.items():
-    is_continuation[index] = token.startswith("##")
-  return MaskingVocabulary(vocab["[CLS]"], vocab["[SEP]"], vocab["[MASK]"],
-                           tuple(is_continuation))
-
-
 def mask_tokens(input_ids, input_mask, vocabulary, options, seed):
   """Masks packed sequences.
 
   Args:
     input_ids, input_mask: int32 [batch, seq_length], as packed.
-    vocabulary: a MaskingVocabulary.
+    vocabulary: a masking_vocabulary.MaskingVocabulary.
     options: MaskingOptions.
     seed: int [2], the stateless ops' seed.
 
@@ -77,9 +57,11 @@ def mask_tokens(input_ids, input_mask, vocabulary, options, seed):
     chosen = _choose_pieces(candidates, num_to_predict, seeds[0])
   draw = tf.random.stateless_uniform(shape, seeds[1])
   keep = tf.random.stateless_uniform(shape, seeds[2]) < 0.5
-  random_ids = tf.random.stateless_uniform(
-      shape, seeds[3], maxval=len(vocabulary.is_continuation),
-      dtype=tf.int32)
+  random_ids = tf.gather(vocabulary.random_word_ids,
+                         tf.random.stateless_uniform(
+                             shape, seeds[3],
+                             maxval=len(vocabulary.random_word_ids),
+                             dtype=tf.int32))
   masked_ids = tf.where(chosen & (draw < 0.8), vocabulary.mask_id,
                         tf.where(chosen & (draw >= 0.8) & ~keep, random_ids,
                                  input_ids))

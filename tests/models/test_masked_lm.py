@@ -14,6 +14,7 @@ import tensorflow as tf
 import bert_tf
 from bert_tf.pretraining import instances
 from bert_tf.text import masking
+from bert_tf.wordpiece.masking_vocabulary import MaskingVocabulary
 from tests.support.helpers import PROJECT_DIR, SHARED_DIR
 
 PRETRAINING = f"{SHARED_DIR}/reference/huggingface/bert_for_pretraining"
@@ -40,7 +41,7 @@ def ours(whole_words):
   ids = tf.constant([SEQUENCE] * DRAWS, tf.int32)
   options = masking.MaskingOptions(4, 0.3, whole_words)
   _, positions, _, weights = masking.mask_tokens(
-      ids, tf.cast(ids > 0, tf.int32), masking.masking_vocabulary(VOCAB),
+      ids, tf.cast(ids > 0, tf.int32), MaskingVocabulary(VOCAB),
       options, tf.constant([7, 11]))
   chosen = [row[:int(count)] for row, count in zip(
       positions.numpy(), weights.numpy().sum(axis=1))]
@@ -51,7 +52,7 @@ def theirs(whole_words):
   """The same from create_pretraining_data's choices
   (pretraining.instances, the original's draws)."""
   rng = random.Random(0)
-  vocabulary = instances.Vocabulary(VOCAB)
+  vocabulary = MaskingVocabulary(VOCAB)
   tokens = SEQUENCE[:10]
   chosen = []
   for _ in range(DRAWS):
@@ -87,7 +88,7 @@ def test_masks_are_chosen_as_create_pretraining_data_chooses(whole_words):
 def test_eighty_ten_ten():
   ids = tf.constant([SEQUENCE] * DRAWS, tf.int32)
   masked, positions, masked_ids, weights = masking.mask_tokens(
-      ids, tf.cast(ids > 0, tf.int32), masking.masking_vocabulary(VOCAB),
+      ids, tf.cast(ids > 0, tf.int32), MaskingVocabulary(VOCAB),
       masking.MaskingOptions(4, 0.3), tf.constant([1, 2]))
   chosen = tf.gather(masked, positions, batch_dims=1).numpy()[
       weights.numpy() > 0]
