@@ -21,8 +21,9 @@ def enable(model, rank, targets, alpha):
   names in each transformer block; the task head stays trainable.
 
   Raises:
-    ValueError: a target not in TARGETS, a model quantized or with
-      adapters already (the rank is checked by the model).
+    ValueError: a rank over the hidden size (a .keras config's, say), a
+      target not in TARGETS, a model quantized or with adapters already
+      (the model checks that the rank is a positive integer).
   """
   name = type(model).__name__
   unknown = [target for target in targets if target not in TARGETS]
@@ -37,6 +38,9 @@ def enable(model, rank, targets, alpha):
     raise ValueError(f"{name}.enable_lora: it has adapters already "
                      f"(rank {model.lora['rank']})")
   encoder = getattr(model, "encoder", model)
+  if rank > encoder.config.hidden_size:  # A @ B would be no lower rank
+    raise ValueError(f"{name}.enable_lora: rank={rank} is over the "
+                     f"hidden_size, {encoder.config.hidden_size}")
   for variable in encoder.weights:
     variable.trainable = False
   for block in encoder.transformer_layers:

@@ -9,6 +9,10 @@ from bert_tf.text.preprocessor import BertPreprocessor
 from bert_tf.wordpiece.masking_vocabulary import MaskingVocabulary
 
 
+# create_pretraining_data's --max_predictions_per_seq default.
+_MAX_PREDICTIONS = 20
+
+
 @keras.saving.register_keras_serializable(package="bert_tf")
 class BertMaskedLMPreprocessor(BertPreprocessor):
   """A BertPreprocessor that also masks, as create_pretraining_data masks
@@ -16,7 +20,9 @@ class BertMaskedLMPreprocessor(BertPreprocessor):
 
   Args:
     (BertPreprocessor's, and create_pretraining_data's flags:)
-    max_predictions_per_seq: the most masked tokens in a sequence.
+    max_predictions_per_seq: the most masked tokens in a sequence, at most
+      max_seq_length; by default create_pretraining_data's 20, or
+      max_seq_length where that is less.
     masked_lm_prob: the share of a sequence's tokens masked.
     do_whole_word_mask: mask whole words ("##" pieces with their word).
 
@@ -25,9 +31,18 @@ class BertMaskedLMPreprocessor(BertPreprocessor):
   """
 
   def __init__(self, vocab_file=None, do_lower_case=True, max_seq_length=128,
-               max_predictions_per_seq=20, masked_lm_prob=0.15,
+               max_predictions_per_seq=None, masked_lm_prob=0.15,
                do_whole_word_mask=False, **kwargs):
     super().__init__(vocab_file, do_lower_case, max_seq_length, **kwargs)
+    if max_predictions_per_seq is None:
+      max_predictions_per_seq = min(_MAX_PREDICTIONS, max_seq_length)
+    # Checked here, before a config's numbers size any tensor.
+    if not 1 <= max_predictions_per_seq <= max_seq_length:
+      raise ValueError(f"max_predictions_per_seq={max_predictions_per_seq}: "
+                       f"expected 1 to max_seq_length ({max_seq_length})")
+    if not 0 < masked_lm_prob <= 1:
+      raise ValueError(f"masked_lm_prob={masked_lm_prob}: expected a share "
+                       "in (0, 1]")
     self.options = masking.MaskingOptions(
         max_predictions_per_seq, masked_lm_prob, do_whole_word_mask)
 

@@ -113,6 +113,9 @@ def test_what_lora_refuses():
   model = bert_tf.BertClassifier.from_pretrained(COMMUNITY, num_labels=2)
   with pytest.raises(ValueError, match="enable_lora: rank=0 must be"):
     model.enable_lora(0)
+  with pytest.raises(ValueError, match="enable_lora: rank=33 is over the "
+                     "hidden_size, 32"):
+    model.enable_lora(33)
   with pytest.raises(ValueError, match=r"targets=\('queries',\); expected "
                      "some of query, key, value"):
     model.enable_lora(4, targets=("queries",))

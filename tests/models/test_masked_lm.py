@@ -153,3 +153,16 @@ def test_fit_on_text_draws_new_masks_each_epoch(tmp_path):
   assert loaded.preprocessor.options == pretrainer.preprocessor.options
   with pytest.raises(ValueError, match=r"predict takes ids .*fill_mask"):
     loaded.predict(TEXTS)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"max_predictions_per_seq": 0}, r"max_predictions_per_seq=0: expected 1 "
+     r"to max_seq_length \(16\)"),
+    ({"max_predictions_per_seq": 10**9}, "max_predictions_per_seq=1000000000"),
+    ({"masked_lm_prob": 0}, r"masked_lm_prob=0: expected a share in \(0, 1\]"),
+])
+def test_masking_options_are_checked_before_use(arguments, message):
+  """A .keras config's numbers too: they size the masked batches."""
+  with pytest.raises(ValueError, match=message):
+    bert_tf.BertMaskedLMPreprocessor(
+        f"{PROJECT_DIR}/vocab/demo_uncased_vocab.txt", True, 16, **arguments)
