@@ -203,3 +203,15 @@ def test_bfloat16_weights_for_inference(tmp_path):
   with pytest.raises(ValueError, match="BertClassifier: dtype='bfloat16' is "
                      "not the global dtype policy"):
     bert_tf.BertClassifier(ours.config, num_labels=2, dtype="bfloat16")
+
+
+def test_a_transformers_5_folder_without_vocab_txt():
+  """transformers 5 writes tokenizer.json and no vocab.txt: the
+  preprocessor reads its vocabulary from there; the head is reused."""
+  folder = f"{PROJECT_DIR}/tests/fixtures/huggingface/transformers5_classifier"
+  model = bert_tf.BertClassifier.from_pretrained(folder, max_seq_length=16)
+  reference = bert_tf.load_pretrained(folder)
+  assert model.labels == reference.labels
+  inputs = reference.preprocessor(16)(tf.constant(["a cat, a dog"]))
+  np.testing.assert_array_equal(model(["a cat, a dog"])["logits"],
+                                reference.model(inputs)["logits"])
