@@ -16,6 +16,7 @@ import copy
 import dataclasses
 import json
 import logging
+import math
 import numbers
 
 from bert_tf.files import atomic_outputs, input_checks, json_files
@@ -26,12 +27,13 @@ logger = logging.getLogger(__name__)
 LAYER_NORM_EPSILON = 1e-12
 
 # Fields of Google's released files that the original model never reads,
-# and a classifier's labels as bert_tf writes them
-# (checkpoints.names.labels_fields).
+# a classifier's labels as bert_tf writes them
+# (checkpoints.names.labels_fields) and a cross-encoder's activation
+# (checkpoints.sentence_transformers.activation_fields).
 INERT_FIELDS = ("directionality", "pooler_fc_size",
                 "pooler_num_attention_heads", "pooler_num_fc_layers",
                 "pooler_size_per_head", "pooler_type", "id2label",
-                "label2id", "problem_type")
+                "label2id", "problem_type", "sentence_transformers")
 
 # Fields other BERT-like configs use that would change the model: the one
 # value bert_tf builds for each (anything else is refused, named).
@@ -175,6 +177,9 @@ class BertConfig:
     for field in model_fields().values():
       value = getattr(self, field.name)
       _check_type(source, field.name, value, field.type)
+      if field.type is float and not math.isfinite(value):
+        raise ValueError(f"{source}: field '{field.name}' must be a finite "
+                         f"number, got {value}")
       if field.type in (int, float) and value < 0:
         raise ValueError(f"{source}: field '{field.name}' must not be "
                          f"negative, got {value}")

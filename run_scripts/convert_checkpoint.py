@@ -10,10 +10,14 @@ An original-format output is bert_config.json, bert_model.ckpt.{index,data-*}
 and vocab.txt; a Hugging Face one is config.json, model.safetensors, vocab.txt
 and tokenizer_config.json, for transformers' BertFor... class of the head:
 pretraining (cls/predictions, cls/seq_relationship), run_classifier's,
-run_squad's, run_ner's, run_swag's, or the encoder alone. The output directory
-must be new or empty (a symlink to one is written through); it appears only
-when complete. The temporary of a killed conversion is removed by the next
-one into that output.
+run_squad's, run_ner's, run_swag's, or the encoder alone. A
+sentence-transformers folder keeps its modules and settings in a Hugging Face
+output, a cross-encoder its activation in either; an embedder's modules have no
+place in an original-format output, which is refused. The output directory
+must be new or empty (a symlink to one is written through): a new one appears
+only when complete, an existing one is written in place (docs/checkpoints.md).
+The temporary of a killed conversion is removed by the next one into that
+output.
 """
 
 import time

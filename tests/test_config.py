@@ -46,6 +46,11 @@ def test_missing_fields_take_defaults():
     ({"vocab_size": 10, "hidden_dropout_prob": 1.5},
      "'hidden_dropout_prob' must be in \\[0, 1\\)"),
     ({"vocab_size": 0}, "'vocab_size' must be at least 1"),
+    # JSON as Python reads it has NaN and Infinity.
+    ({"vocab_size": 10, "initializer_range": float("nan")},
+     "field 'initializer_range' must be a finite number, got nan"),
+    ({"vocab_size": 10, "initializer_range": float("inf")},
+     "field 'initializer_range' must be a finite number, got inf"),
 ])
 def test_invalid_config_names_the_field(values, message):
   with pytest.raises(ValueError, match=message):

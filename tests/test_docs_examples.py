@@ -1,7 +1,7 @@
 """The docs' Keras examples run as written: every ```python block after a
-`<!-- runs in tests/test_docs_examples.py -->` line in README.md and
-docs/keras.md, in order, in one namespace per file, on a tiny Hugging Face
-folder (model_dir) and a few sentences."""
+`<!-- runs in tests/test_docs_examples.py -->` line in README.md,
+docs/keras.md and docs/serving.md, in order, in one namespace per file, on
+a tiny Hugging Face folder (model_dir) and a few sentences."""
 
 import os
 import re
@@ -12,7 +12,7 @@ import pytest
 from tests.support.helpers import PROJECT_DIR, SHARED_DIR
 
 MARKER = "<!-- runs in tests/test_docs_examples.py -->"
-DOCS = ["README.md", "docs/keras.md"]
+DOCS = ["README.md", "docs/keras.md", "docs/serving.md"]
 SENTENCES = ["the quick brown fox jumps over the lazy dog", "where does it end",
              "it was released by google", "bert reads text at once"] * 2
 
@@ -26,7 +26,7 @@ def examples(path):
 
 
 def test_every_doc_has_its_examples():
-  assert [len(examples(path)) for path in DOCS] == [1, 3]
+  assert [len(examples(path)) for path in DOCS] == [1, 3, 1]
 
 
 @pytest.mark.shared

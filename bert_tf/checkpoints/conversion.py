@@ -3,29 +3,35 @@ Hugging Face's, either way (run_scripts/convert_checkpoint.py).
 
 Weights move by name, as arrays, and no model is built: every tensor is read
 (and checked) once, then written, so the weights are held once
-(benchmarks/convert_checkpoint.py). The output is written into a temporary
-directory and renamed into place when complete, into a new or empty
---output_dir only. Each tensor keeps its dtype (float16 and bfloat16 ones
-stay half the size) unless the dtype asked for is another.
+(benchmarks/convert_checkpoint.py). The output goes into a new or empty
+--output_dir only (write_model_directory). Each tensor keeps its dtype
+(float16 and bfloat16 ones stay half the size) unless the dtype asked for
+is another. A sentence-transformers folder keeps its modules and settings
+in a Hugging Face output; an embedder's have no place in an original-format
+one, which is refused.
 """
 
 
 import dataclasses
 import logging
 import os
+import re
 import shutil
+import stat
 
 import ml_dtypes
 import numpy as np
 
 from bert_tf.checkpoints import (huggingface, huggingface_folder,
-                                 pipeline_reader, sentence_transformers)
+                                 pipeline_reader, sentence_transformers,
+                                 sentence_transformers_saving)
 from bert_tf.checkpoints.folder_vocabulary import VOCAB_FILE, vocabulary_in
 from bert_tf.checkpoints.names import (GLOBAL_STEP, ORIGINAL_CONFIG_FILE,
                                       check_encoder_fits, expected_shape,
                                       labels_fields, labels_of_fields)
 from bert_tf.config import BertConfig
 from bert_tf.files import atomic_outputs, output_paths, storage
+from bert_tf.files.json_files import read_json_object
 from bert_tf.files.model_files import model_file, required_model_file
 from bert_tf.wordpiece import learning, rules, tokenizer_json, vocabulary
 
@@ -37,6 +43,15 @@ FORMATS = (ORIGINAL, HUGGINGFACE)
 DTYPES = {"float32": np.float32, "float16": np.float16,
           "bfloat16": ml_dtypes.bfloat16}
 ORIGINAL_CHECKPOINT = "bert_model.ckpt"
+# The temporary of a directory written in place, inside it:
+# <directory>/model.tmp-<32 hex>/.
+_IN_PLACE = "model"
+# The files that make a directory a model directory, in the order they are
+# renamed into an existing one after every other file: a directory a killed
+# run left half written lacks at least its config, and opens as no model.
+_MARKER_FILES = (sentence_transformers.MODULES_FILE,
+                 sentence_transformers.MODEL_CONFIG_FILE,
+                 huggingface.CONFIG_FILE, ORIGINAL_CONFIG_FILE)
 
 
 @dataclasses.dataclass
@@ -78,6 +93,15 @@ class Checkpoint:
   tokenizer_files: object = None
   pipeline: object = None
   vocabulary: object = None
+
+  @property
+  def tokenization_rules(self):
+    """The rules of the library that trained it (rules.TOKENIZATION_RULES):
+    transformers' for a Hugging Face or sentence-transformers folder (a
+    cross-encoder converted to the original format too), the original's
+    for an original-format directory."""
+    return rules.TRANSFORMERS_RULES if self.format == HUGGINGFACE or \
+        self.pipeline is not None else rules.ORIGINAL_RULES
 
 
 def detect_format(directory):
@@ -127,10 +151,8 @@ def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
   if detect_format(directory) == HUGGINGFACE:
     reader = huggingface_folder.HuggingFaceFolder(directory, stored_dtypes)
     config_file = os.path.join(directory, huggingface.CONFIG_FILE)
-    if pipeline is None and reader.cross_encoder_activation:
-      pipeline = sentence_transformers.Pipeline(
-          sentence_transformers.CROSS_ENCODER, directory,
-          activation=reader.cross_encoder_activation)
+    pipeline = _with_activation(pipeline, directory,
+                                reader.cross_encoder_activation)
     if pipeline is not None:
       reader = pipeline_reader.PipelineReader(
           reader, pipeline, reader.config.hidden_size)
@@ -147,11 +169,16 @@ def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
         "an original-format model directory has one")
     config = BertConfig.from_json_file(config_file)
     labels, problem_type = labels_of_fields(config.extra_fields, config_file)
+    pipeline = _with_activation(
+        pipeline, directory, sentence_transformers.cross_encoder_activation(
+            config.extra_fields, config_file))
+    # The pipeline holds it: a model of another head writes none.
+    config.extra_fields.pop(sentence_transformers.ACTIVATION_FIELD, None)
     tf_checkpoints = _tf_checkpoints()
     prefix = prefix or tf_checkpoints.resolve_checkpoint_path(directory)
     checkpoint = Checkpoint(prefix, ORIGINAL, config,
                             tf_checkpoints.open_reader(prefix), None, labels,
-                            None, None, problem_type)
+                            None, None, problem_type, pipeline=pipeline)
     if labels or problem_type:
       one_output = "BertForSequenceClassification"
   shapes = checkpoint.reader.get_variable_to_shape_map()
@@ -169,6 +196,21 @@ def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
     vocabulary.check_vocab_fits(checkpoint.vocabulary,
                                 checkpoint.config.vocab_size, config_file)
   return checkpoint
+
+
+def _with_activation(pipeline, directory, activation):
+  """The folder's pipeline given the CrossEncoder activation its config
+  .json (or bert_config.json) records, as sentence-transformers takes it:
+  where config_sentence_transformers.json records none; a CrossEncoder's
+  where the folder has no pipeline (the Hub's ms-marco layout)."""
+  if pipeline is None:
+    return activation and sentence_transformers.Pipeline(
+        sentence_transformers.CROSS_ENCODER, directory,
+        activation=activation)
+  if pipeline.model_type == sentence_transformers.CROSS_ENCODER and \
+      pipeline.activation is None:
+    pipeline.activation = activation
+  return pipeline
 
 
 def _unnamed_labels(architecture_name, shapes):
@@ -195,19 +237,28 @@ def _checkpoint_writer():
   return checkpoint_writer
 
 
-def check_output_dir(output_dir):
+def check_output_dir(output_dir, name="--output_dir"):
   """Refuses anything but a new or empty directory, naming what is there,
-  and paths that cannot become one (see output_paths.check_outputs). A
+  and paths that cannot become one (see output_paths.check_outputs), in
+  one line naming the argument (`name`: a flag, or a Python argument). A
   symlink is written through: the directory it points to is the one that
-  must be new or empty."""
-  output_paths.check_outputs(output_dirs=[("--output_dir", output_dir)])
-  if not storage.exists(output_dir):
-    return
-  held = sorted(os.listdir(output_dir))
+  must be new or empty. The temporary a killed run left inside it is
+  removed first."""
+  output_paths.check_outputs(output_dirs=[(name, output_dir)])
+  if storage.exists(output_dir):
+    atomic_outputs.remove_stale_temporaries(storage.resolved(output_dir),
+                                            re.escape(_IN_PLACE))
+    _check_empty(output_dir, name)
+
+
+def _check_empty(output_dir, name, ignored=None):
+  """Raises ValueError where output_dir holds anything but `ignored`."""
+  held = sorted(entry for entry in os.listdir(output_dir)
+                if entry != ignored)
   if held:
     raise ValueError(
-        f"--output_dir={output_dir} already holds {', '.join(held[:3])}"
-        f"{' ...' if len(held) > 3 else ''}; a converted checkpoint goes "
+        f"{name}={output_dir} already holds {', '.join(held[:3])}"
+        f"{' ...' if len(held) > 3 else ''}; a model directory is written "
         f"into a new or empty directory")
 
 
@@ -240,19 +291,64 @@ def convert(input_dir, output_dir, output_format, architecture_name=None,
   source = open_checkpoint(input_dir, architecture_name, stored_dtypes=True)
   huggingface.check_mapped(source.architecture_name, source.path)
   architecture = huggingface.ARCHITECTURES[source.architecture_name]
+  pipeline_files = _pipeline_files(source, input_dir, output_format)
   tensors = _checked_tensors(source, architecture, DTYPES.get(dtype),
                              output_format == ORIGINAL)
   if do_lower_case is None:
     do_lower_case = source.do_lower_case
   if do_lower_case is None:
     do_lower_case = vocabulary.vocab_is_lower_cased(source.vocab_file)
-  write_model_directory(
-      output_dir, output_format, ModelFiles(
-          source.config, source.architecture_name, tensors, source.labels,
-          source.problem_type, source.vocab_file, do_lower_case, input_dir))
+  files = ModelFiles(
+      source.config, source.architecture_name, tensors, source.labels,
+      source.problem_type, source.vocab_file, do_lower_case,
+      source.pipeline.transformer_dir if source.pipeline else input_dir,
+      score_activation=_score_activation(source))
+  if pipeline_files is not None:
+    files.model_max_length, files.extra_files = pipeline_files
+  write_model_directory(output_dir, output_format, files)
   logger.info("Converted %s (%s, %s) into %s (%s)", input_dir, source.format,
               source.architecture_name, output_dir, output_format)
   return source
+
+
+def _score_activation(source):
+  """A CrossEncoder's activation (its default where its folder records
+  none), else None."""
+  pipeline = source.pipeline
+  if pipeline is None or \
+      pipeline.model_type != sentence_transformers.CROSS_ENCODER:
+    return None
+  return sentence_transformers.activation_or_default(pipeline.activation,
+                                                     len(source.labels))
+
+
+def _pipeline_files(source, input_dir, output_format):
+  """(max length, {path: bytes} of its modules' files) that keep a
+  sentence-transformers folder's modules and settings in a Hugging Face
+  output (as save_pretrained writes them); None for another input or an
+  original-format output, which has no place for an embedder's modules
+  (refused, before any tensor is read)."""
+  pipeline = source.pipeline
+  if pipeline is None or not sentence_transformers.is_folder(input_dir):
+    return None
+  if output_format == ORIGINAL:
+    if pipeline.model_type == sentence_transformers.EMBEDDER:
+      modules = ["Pooling"] + ["Dense"] * len(pipeline.dense) + (
+          ["Normalize"] if pipeline.normalize else [])
+      raise ValueError(
+          f"{input_dir}: a sentence-transformers embedder; an original-"
+          f"format checkpoint has no place for its modules "
+          f"({', '.join(modules)}), which would be lost: "
+          f"--output_format={HUGGINGFACE} keeps them")
+    return None
+  pipeline = dataclasses.replace(pipeline,
+                                activation=_score_activation(source))
+  length = sentence_transformers.max_length_of(
+      pipeline, source.tokenizer_files.model_max_length,
+      source.config.max_position_embeddings)
+  return length, sentence_transformers_saving.folder_files(
+      pipeline, source.config.hidden_size,
+      [pipeline_reader.dense_tensors(module) for module in pipeline.dense])
 
 
 @dataclasses.dataclass
@@ -269,10 +365,13 @@ class ModelFiles:
     tokenizer_dir: the directory whose tokenizer.json and
       tokenizer_config.json a Hugging Face output takes as they are, or
       None.
-    model_max_length: tokenizer_config.json's, or None: the position
-      table's.
+    model_max_length: tokenizer_config.json's (also over the one taken
+      from tokenizer_dir), or None: the position table's.
     extra_files: {path inside the directory: bytes} written beside the
       model's files (a sentence-transformers folder's modules).
+    score_activation: a CrossEncoder's activation (its config.json or
+      bert_config.json records it: sentence_transformers
+      .activation_fields), or None.
   """
   config: BertConfig
   architecture_name: str
@@ -284,33 +383,81 @@ class ModelFiles:
   tokenizer_dir: object = None
   model_max_length: object = None
   extra_files: dict = dataclasses.field(default_factory=dict)
+  score_activation: object = None
 
 
-def write_model_directory(output_dir, output_format, files):
-  """Writes `files` (a ModelFiles) as a model directory in output_format
-  into a temporary directory, renamed into place when complete: into a new
-  or empty output_dir only (see check_output_dir), checked again before
-  the rename. What convert() and BertKerasModel.save_pretrained write."""
+def write_model_directory(output_dir, output_format, files,
+                          name="--output_dir"):
+  """Writes `files` (a ModelFiles) as a model directory in output_format,
+  into a new or empty output_dir only (see check_output_dir; `name` is
+  the argument that gave it), every file with the mode a new file takes
+  (_give_new_file_modes). What convert() and
+  BertKerasModel.save_pretrained write.
+
+  A new directory is written as a temporary beside it, renamed into place
+  when complete: it appears whole or not at all. An existing (empty) one
+  is written in place, so that it stays the directory it is (a working
+  directory, a mount point, its owner and mode): the files are written
+  into a temporary inside it, then each renamed into it, its config file
+  last (_MARKER_FILES).
+  """
   target = storage.resolved(output_dir)
+  in_place = storage.isdir(target)
   storage.makedirs(os.path.dirname(target))
-  with atomic_outputs.held_temporary(target, directory=True) as temporary:
-    if output_format == HUGGINGFACE:
-      huggingface.write_folder_files(
-          temporary, files.config, files.architecture_name, files.tensors,
-          files.do_lower_case, files.labels, files.problem_type,
-          files.model_max_length)
-    else:
-      _write_original(temporary, files)
-    _copy_tokenizer_files(files, temporary, output_format)
-    for name, data in files.extra_files.items():
-      path = os.path.join(temporary, name)
-      storage.makedirs(os.path.dirname(path))
-      with storage.open_file(path, "wb") as writer:
-        writer.write(data)
-    check_output_dir(output_dir)
-    if storage.exists(target):
-      os.rmdir(target)
-    os.rename(temporary, target)
+  with atomic_outputs.held_temporary(
+      os.path.join(target, _IN_PLACE) if in_place else target,
+      directory=True) as temporary:
+    _write_files(temporary, output_format, files)
+    _give_new_file_modes(temporary)
+    if not in_place:
+      check_output_dir(output_dir, name)
+      os.rename(temporary, target)
+      return
+    _check_empty(output_dir, name, ignored=os.path.basename(temporary))
+    for entry in sorted(os.listdir(temporary), key=_renamed_later):
+      os.rename(os.path.join(temporary, entry), os.path.join(target, entry))
+
+
+def _renamed_later(entry):
+  """The order key of an entry renamed into an existing directory: its
+  place in _MARKER_FILES, after every other file."""
+  return _MARKER_FILES.index(entry) + 1 if entry in _MARKER_FILES else 0
+
+
+def _write_files(directory, output_format, files):
+  """Writes the model directory's files into `directory`."""
+  if output_format == HUGGINGFACE:
+    huggingface.write_folder_files(
+        directory, files.config, files.architecture_name, files.tensors,
+        files.do_lower_case, files.labels, files.problem_type,
+        files.model_max_length, _activation_fields(files))
+  else:
+    _write_original(directory, files)
+  _copy_tokenizer_files(files, directory, output_format)
+  for name, data in files.extra_files.items():
+    path = os.path.join(directory, name)
+    storage.makedirs(os.path.dirname(path))
+    with storage.open_file(path, "wb") as writer:
+      writer.write(data)
+
+
+def _give_new_file_modes(directory):
+  """Gives every file in `directory` the mode a new file takes, 0666 less
+  the umask (read from `directory`, made with 0777 less it): a writer that
+  makes its own temporary (safetensors' save_file writes 0600) would
+  otherwise keep the weights from the people the folder is shared with."""
+  mode = stat.S_IMODE(os.stat(directory).st_mode) & 0o666
+  for root, _, names in os.walk(directory):
+    for name in names:
+      os.chmod(os.path.join(root, name), mode)
+
+
+def _activation_fields(files):
+  """The config fields of a CrossEncoder's activation, where it is one."""
+  if files.score_activation is None or \
+      files.architecture_name != "BertForSequenceClassification":
+    return {}
+  return sentence_transformers.activation_fields(files.score_activation)
 
 
 def _copy_tokenizer_files(files, directory, output_format):
@@ -333,7 +480,14 @@ def _copy_tokenizer_files(files, directory, output_format):
   for name in (tokenizer_json.TOKENIZER_FILE,
                tokenizer_json.TOKENIZER_CONFIG_FILE):
     path = model_file(input_dir, name)
-    if path is not None:
+    if path is None:
+      continue
+    if name == tokenizer_json.TOKENIZER_CONFIG_FILE and \
+        files.model_max_length:
+      values = read_json_object(path)
+      values["model_max_length"] = files.model_max_length
+      huggingface.write_json(os.path.join(directory, name), values)
+    else:
       shutil.copyfile(path, os.path.join(directory, name))
 
 
@@ -376,7 +530,7 @@ def _write_original(directory, files):
         "hidden_act is the exact (erf) GELU, which Hugging Face calls "
         "\"gelu\": bert_config.json says gelu_exact, which bert_tf computes; "
         "the original modeling.py knows only the tanh approximation (gelu)")
-  config = files.config
+  config = files.config.with_extra_fields(_activation_fields(files))
   if files.architecture_name in huggingface.LABELLED_ARCHITECTURES:
     config = config.with_extra_fields(labels_fields(files.labels,
                                                     files.problem_type))

@@ -201,25 +201,28 @@ def folder_files(folder):
 
 
 def huggingface_config(config, architecture_name, labels,
-                       problem_type=None):
-  """config.json's object for `config` as `architecture_name`."""
+                       problem_type=None, extra_fields=None):
+  """config.json's object for `config` as `architecture_name`, with
+  extra_fields (a CrossEncoder's activation) added."""
   values = {"architectures": [architecture_name]}
   values.update(to_huggingface_dict(config))
   values["pad_token_id"] = 0
   if architecture_name in LABELLED_ARCHITECTURES:
     values.update(labels_fields(labels, problem_type))
+  values.update(extra_fields or {})
   return values
 
 
 def write_folder_files(directory, config, architecture_name, tensors,
                        do_lower_case, labels, problem_type=None,
-                       model_max_length=None):
+                       model_max_length=None, extra_fields=None):
   """Writes config.json, model.safetensors and tokenizer_config.json into
   `directory` (a new one the caller renames into place).
 
   Args:
     tensors: {original name: numpy array} of the architecture's tensors
       (see original_names), in the original layout.
+    extra_fields: further config.json fields (huggingface_config).
   """
   from safetensors.numpy import save_file  # pylint: disable=g-import-not-at-top
   prefix = ARCHITECTURES[architecture_name].prefix
@@ -233,16 +236,17 @@ def write_folder_files(directory, config, architecture_name, tensors,
     weights[name] = value
   save_file(weights, os.path.join(directory, WEIGHTS_FILE),
             metadata={"format": "pt"})
-  _write_json(os.path.join(directory, CONFIG_FILE),
-              huggingface_config(config, architecture_name, labels,
-                                 problem_type))
-  _write_json(os.path.join(directory, TOKENIZER_CONFIG_FILE),
+  write_json(os.path.join(directory, CONFIG_FILE),
+             huggingface_config(config, architecture_name, labels,
+                                problem_type, extra_fields))
+  write_json(os.path.join(directory, TOKENIZER_CONFIG_FILE),
               {"do_lower_case": bool(do_lower_case),
-               "tokenizer_class": "BertTokenizer",
-               "model_max_length": (model_max_length or
-                                    config.max_position_embeddings)})
+              "tokenizer_class": "BertTokenizer",
+              "model_max_length": (model_max_length or
+                                   config.max_position_embeddings)})
 
 
-def _write_json(path, values):
+def write_json(path, values):
+  """A JSON file as transformers writes its configs (indented, sorted)."""
   with storage.open_file(path, "w") as writer:
     writer.write(json.dumps(values, indent=2, sort_keys=True) + "\n")

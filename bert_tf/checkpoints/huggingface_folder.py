@@ -15,8 +15,9 @@ from bert_tf.checkpoints.huggingface import (
     default_labels, huggingface_name, is_transposed, num_labels_of,
     original_names)
 from bert_tf.checkpoints.huggingface_config import from_huggingface_dict
-from bert_tf.checkpoints.names import (check_layer_count, encoder_names,
-                                       expected_shape, labels_of_fields)
+from bert_tf.checkpoints.names import (check_layer_count, check_regression,
+                                       encoder_names, expected_shape,
+                                       labels_of_fields)
 from bert_tf.checkpoints.safetensors_files import read_tensor, tensor_headers
 from bert_tf.files import storage
 from bert_tf.files.json_files import read_json_object
@@ -295,4 +296,6 @@ def _labels(values, architecture_name, config_file):
   if not isinstance(count, int) or isinstance(count, bool) or count < 1:
     raise ValueError(f"{config_file}: \"num_labels\" is {count!r}; "
                      f"expected a whole number of at least 1")
-  return default_labels(architecture_name, count), problem_type
+  labels = default_labels(architecture_name, count)
+  check_regression(labels, problem_type, config_file)
+  return labels, problem_type

@@ -52,7 +52,9 @@ def labels_fields(labels, problem_type=None):
   """{field: value} naming a head's labels (in row order) and problem_type
   as Hugging Face's config.json does: extra fields for a bert_config.json
   (BertConfig.extra_fields), which the original's BertConfig keeps as
-  attributes, so that a converted directory names its labels."""
+  attributes, so that a converted directory names its labels. Each label
+  is written as a string (labels_of_fields reads no other)."""
+  labels = [str(label) for label in labels]
   fields = {"id2label": {str(index): label
                          for index, label in enumerate(labels)},
             "label2id": {label: index for index, label in enumerate(labels)}}
@@ -85,7 +87,33 @@ def labels_of_fields(values, where):
     raise ValueError(f"{where}: \"id2label\" has ids "
                      f"{sorted(map(int, id2label))}; expected 0 to "
                      f"{len(id2label) - 1}, one label each")
-  return [labels[index] for index in range(len(labels))], problem_type
+  labels = [labels[index] for index in range(len(labels))]
+  repeated = first_repeated(labels)
+  if repeated is not None:
+    raise ValueError(f"{where}: \"id2label\" names {repeated!r} twice; "
+                     f"each of the head's rows has a label of its own")
+  check_regression(labels, problem_type, where)
+  return labels, problem_type
+
+
+def first_repeated(labels):
+  """The first label named twice, as labels_fields writes it (a string),
+  or None."""
+  seen = set()
+  for label in map(str, labels):
+    if label in seen:
+      return label
+    seen.add(label)
+  return None
+
+
+def check_regression(labels, problem_type, where):
+  """Raises ValueError, naming `where`, for a regression of more than one
+  label: bert_tf's regression head predicts one value."""
+  if problem_type == "regression" and len(labels) != 1:
+    raise ValueError(f"{where}: \"problem_type\" is 'regression' with "
+                     f"{len(labels)} labels; a regression predicts one "
+                     f"value (one label)")
 
 
 # Original name -> attribute path from a BertEncoder.

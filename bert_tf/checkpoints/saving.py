@@ -45,7 +45,8 @@ def save_pretrained(model, directory, output_format, vocab_file=None,
     raise ValueError(f"{name}: the model is quantized ({model.quantized_to})"
                      "; a model directory holds float weights: save it "
                      "before quantize()")
-  conversion.check_output_dir(directory)
+  argument = f"{name}: directory"
+  conversion.check_output_dir(directory, argument)
   labels = getattr(model, "labels", None) or huggingface.default_labels(
       architecture, getattr(model, "num_labels", 0))
   with tempfile.TemporaryDirectory() as scratch:
@@ -55,14 +56,17 @@ def save_pretrained(model, directory, output_format, vocab_file=None,
     files = conversion.ModelFiles(
         model.config, architecture, _tensors(model, architecture), labels,
         getattr(model, "problem_type", None), vocab_file, do_lower_case,
-        scratch)
+        scratch, score_activation=getattr(model, "score_activation", None))
+    if pipeline is not None or files.score_activation is not None:
+      # sentence-transformers tokenizes to tokenizer_config.json's length.
+      files.model_max_length = getattr(getattr(model, "preprocessor", None),
+                                       "max_seq_length", None)
     if pipeline is not None:
-      preprocessor = getattr(model, "preprocessor", None)
-      files.model_max_length = getattr(preprocessor, "max_seq_length", None)
       files.extra_files = sentence_transformers_saving.folder_files(
           pipeline, model.config.hidden_size, _dense_weights(model))
       output_format = conversion.HUGGINGFACE
-    conversion.write_model_directory(directory, output_format, files)
+    conversion.write_model_directory(directory, output_format, files,
+                                     argument)
 
 
 def _pipeline(model, output_format, name):

@@ -30,6 +30,7 @@ from bert_tf.checkpoints.safetensors_files import tensor_headers
 from bert_tf.files.json_files import read_json, read_json_object
 from bert_tf.files import storage
 from bert_tf.files.model_files import model_file, model_folder
+from bert_tf.wordpiece.tokenizer_json import MIN_MAX_LENGTH
 
 MODULES_FILE = "modules.json"
 MODEL_CONFIG_FILE = "config_sentence_transformers.json"
@@ -62,17 +63,21 @@ ACTIVATIONS = {
     "torch.nn.modules.activation.GELU": "gelu_exact",
 }
 TORCH_ACTIVATIONS = {name: path for path, name in ACTIVATIONS.items()}
+# The config.json field that records a CrossEncoder's activation.
+ACTIVATION_FIELD = "sentence_transformers"
 # The module kinds of modules.json, by their class name.
 _MODULE_KINDS = ("Transformer", "Pooling", "Dense", "Normalize")
-# The modules sentence-transformers 6 writes, by kind.
-MODULE_TYPES = {
-    "Transformer": "sentence_transformers.base.modules.transformer."
-                   "Transformer",
-    "Pooling": "sentence_transformers.sentence_transformer.modules.pooling."
-               "Pooling",
-    "Dense": "sentence_transformers.base.modules.dense.Dense",
-    "Normalize": "sentence_transformers.base.modules.normalize.Normalize",
-}
+# The module types written, by kind: the classic names, which every
+# version reads (5 and 6 map them to their own modules, whose paths differ
+# between the two).
+MODULE_TYPES = {kind: f"sentence_transformers.models.{kind}"
+                for kind in _MODULE_KINDS}
+# config_sentence_transformers.json's similarity_fn_name values that
+# sentence-transformers 5 and 6 both take, and the one where it has none.
+SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan")
+DEFAULT_SIMILARITY = "cosine"
+# How many modules a message lists.
+_LISTED = 8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,52 +145,70 @@ def read_pipeline(directory):
     raise ValueError(f"{model_config_file}: model_type {model_type!r} is "
                      f"not one bert_tf reproduces ({EMBEDDER}, "
                      f"{CROSS_ENCODER})")
-  modules = _modules(directory)
+  modules = _modules(directory, model_type)
   pipeline = Pipeline(model_type, modules[0][1] if modules else directory)
   pipeline.prompts, pipeline.default_prompt_name = _prompts(
       model_config, model_config_file)
   pipeline.similarity = model_config.get("similarity_fn_name")
+  if pipeline.similarity not in (None, *SIMILARITIES):
+    raise ValueError(f"{model_config_file}: similarity_fn_name "
+                     f"{pipeline.similarity!r}; expected one of "
+                     f"{', '.join(SIMILARITIES)}")
   if model_type == CROSS_ENCODER:
-    if len(modules) > 1:
-      raise ValueError(f"{os.path.join(directory, MODULES_FILE)}: a "
-                       f"CrossEncoder of more than its Transformer module")
     activation = model_config.get("activation_fn")
     pipeline.activation = activation_of(
         activation, model_config_file, "activation_fn") \
         if activation is not None else None
   else:
-    _read_modules(pipeline, directory, modules)
+    _read_modules(pipeline, modules)
   sentence_bert = _json_object(pipeline.transformer_dir,
                                SENTENCE_BERT_CONFIG_FILE) or {}
   where = os.path.join(pipeline.transformer_dir, SENTENCE_BERT_CONFIG_FILE)
   length = sentence_bert.get("max_seq_length")
-  if length is not None and not _is_count(length):
-    raise ValueError(f"{where}: max_seq_length is {length!r}; expected a "
-                     f"whole number of at least 1")
+  if length is not None and not (_is_count(length) and
+                                 length >= MIN_MAX_LENGTH):
+    raise ValueError(f"{where}: max_seq_length is {length!r}; expected an "
+                     f"integer of at least {MIN_MAX_LENGTH} (room for [CLS], "
+                     f"a token and [SEP])")
   pipeline.max_seq_length = length
   pipeline.lower_case_input = bool(sentence_bert.get("do_lower_case", False))
   return pipeline
 
 
 def cross_encoder_activation(values, config_file):
-  """The activation a Hugging Face config.json records for
-  sentence-transformers' CrossEncoder (since version 4:
-  "sentence_transformers": {"activation_fn": ...}; before:
-  "sbert_ce_default_activation_function"), or None where it records none
-  (then the folder is a plain classifier)."""
-  recorded = values.get("sentence_transformers")
-  if isinstance(recorded, dict) and recorded.get("activation_fn"):
-    return activation_of(recorded["activation_fn"], config_file,
-                         "sentence_transformers.activation_fn")
-  if values.get("sbert_ce_default_activation_function"):
-    return activation_of(values["sbert_ce_default_activation_function"],
-                         config_file, "sbert_ce_default_activation_function")
-  return None
+  """The activation a Hugging Face config.json (or a bert_config.json,
+  activation_fields) records for sentence-transformers' CrossEncoder
+  (since version 4: "sentence_transformers": {"activation_fn": ...};
+  before: "sbert_ce_default_activation_function", read only where the
+  first says nothing, as sentence-transformers does), or None where it
+  records none (then the folder is a plain classifier)."""
+  recorded = values.get(ACTIVATION_FIELD)
+  if isinstance(recorded, dict) and "activation_fn" in recorded:
+    path, field = recorded["activation_fn"], \
+        "sentence_transformers.activation_fn"
+  else:
+    path, field = values.get("sbert_ce_default_activation_function"), \
+        "sbert_ce_default_activation_function"
+  return None if path is None else activation_of(path, config_file, field)
+
+
+def activation_fields(activation):
+  """The config.json fields that record a CrossEncoder's activation
+  (bert_tf's name, ACTIVATIONS) as sentence-transformers 4 and later read
+  them: what keeps it in a Hugging Face folder with no
+  config_sentence_transformers.json, and in a bert_config.json."""
+  return {ACTIVATION_FIELD: {"activation_fn": TORCH_ACTIVATIONS[activation]}}
+
+
+def activation_or_default(activation, num_labels):
+  """A CrossEncoder's activation: the one its folder records, else
+  sentence-transformers' default (Sigmoid for one label, else Identity)."""
+  return activation or ("sigmoid" if num_labels == 1 else "linear")
 
 
 def activation_of(path, where, field):
   """bert_tf's name of a torch activation class path."""
-  if path not in ACTIVATIONS:
+  if not isinstance(path, str) or path not in ACTIVATIONS:
     raise ValueError(
         f"{where}: {field} {path!r} is not an activation bert_tf "
         f"reproduces ({', '.join(ACTIVATIONS)})")
@@ -213,52 +236,79 @@ def max_length_of(pipeline, model_max_length, max_position_embeddings):
   return min(length, max_position_embeddings)
 
 
-def _modules(directory):
-  """[(kind, folder)] of modules.json, checked: kinds _MODULE_KINDS, each
-  folder inside the directory (model_files.model_folder), the Transformer
-  first; [] where there is no modules.json."""
+def _modules(directory, model_type):
+  """[(kind, folder)] of modules.json, checked: kinds _MODULE_KINDS in an
+  order bert_tf reproduces for model_type (_check_order), then each
+  folder inside the directory (model_files.model_folder); [] where there
+  is no modules.json."""
   modules_file = model_file(directory, MODULES_FILE)
   if modules_file is None:
     return []
   entries = read_json(modules_file)
   if not isinstance(entries, list) or not entries:
     raise ValueError(f"{modules_file}: expected a JSON list of modules")
-  modules = []
-  for index, entry in enumerate(entries):
-    where = f"{modules_file}: module {index}"
-    if not isinstance(entry, dict) or not isinstance(entry.get("type"), str) \
-        or not isinstance(entry.get("path", ""), str):
-      raise ValueError(f"{where}: expected an object with \"type\" and "
-                       f"\"path\" strings")
-    module_type = entry["type"]
-    kind = module_type.rpartition(".")[2]
-    if not module_type.startswith("sentence_transformers.") or \
-        kind not in _MODULE_KINDS:
-      raise ValueError(
-          f"{where} ({module_type}) is not a module bert_tf reproduces "
-          f"({', '.join(_MODULE_KINDS)} of sentence_transformers)")
-    path = entry.get("path", "")
-    modules.append((kind, model_folder(directory, path, where)
-                    if path else directory))
-  if modules[0][0] != "Transformer" or any(
-      kind == "Transformer" for kind, _ in modules[1:]):
+  kinds = [_module_kind(entry, f"{modules_file}: module {index}")
+           for index, entry in enumerate(entries)]
+  _check_order(kinds, model_type, modules_file)
+  return [(kind, _module_folder(directory, entry.get("path", ""), kind,
+                                f"{modules_file}: module {index}"))
+          for index, (kind, entry) in enumerate(zip(kinds, entries))]
+
+
+def _module_kind(entry, where):
+  """A modules.json entry's kind (one of _MODULE_KINDS)."""
+  if not isinstance(entry, dict) or not isinstance(entry.get("type"), str) \
+      or not isinstance(entry.get("path", ""), str):
+    raise ValueError(f"{where}: expected an object with \"type\" and "
+                     f"\"path\" strings")
+  module_type = entry["type"]
+  kind = module_type.rpartition(".")[2]
+  if not module_type.startswith("sentence_transformers.") or \
+      kind not in _MODULE_KINDS:
+    raise ValueError(
+        f"{where} ({module_type}) is not a module bert_tf reproduces "
+        f"({', '.join(_MODULE_KINDS)} of sentence_transformers)")
+  return kind
+
+
+def _check_order(kinds, model_type, modules_file):
+  """Raises ValueError unless the modules are Transformer, Pooling, any
+  Dense, then an optional Normalize (an embedder), or the Transformer
+  alone (a CrossEncoder)."""
+  if kinds[0] != "Transformer" or "Transformer" in kinds[1:]:
     raise ValueError(f"{modules_file}: the first module, and only it, must "
                      f"be a Transformer (the BERT)")
-  return modules
-
-
-def _read_modules(pipeline, directory, modules):
-  """Sets an embedder's pooling, Dense modules and Normalize from its
-  modules: Pooling, then Dense ones, then Normalize."""
-  modules_file = os.path.join(directory, MODULES_FILE)
-  kinds = [kind for kind, _ in modules[1:]]
-  expected = ["Pooling"] + ["Dense"] * kinds.count("Dense") + (
-      ["Normalize"] if "Normalize" in kinds else [])
-  if kinds != expected:
+  if model_type == CROSS_ENCODER:
+    if len(kinds) > 1:
+      raise ValueError(f"{modules_file}: a CrossEncoder of more than its "
+                       f"Transformer module")
+    return
+  rest = kinds[1:]
+  expected = ["Pooling"] + ["Dense"] * rest.count("Dense") + (
+      ["Normalize"] if "Normalize" in rest else [])
+  if rest != expected:
+    listed = ", ".join(kinds[:_LISTED])
+    if len(kinds) > _LISTED:
+      listed += f", ... ({len(kinds)} in all)"
     raise ValueError(
-        f"{modules_file}: modules {', '.join(['Transformer'] + kinds)}; "
-        f"bert_tf reproduces Transformer, Pooling, any Dense, then an "
-        f"optional Normalize")
+        f"{modules_file}: modules {listed}; bert_tf reproduces "
+        f"Transformer, Pooling, any Dense, then an optional Normalize")
+
+
+def _module_folder(directory, path, kind, where):
+  """A module's folder (model_files.model_folder); a Pooling or Dense
+  module's is its own, not the root's, whose config.json is the BERT's."""
+  folder = model_folder(directory, path, where)
+  if kind in ("Pooling", "Dense") and folder == directory:
+    raise ValueError(f"{where}: a {kind} module in the folder's root, whose "
+                     f"{MODULE_CONFIG_FILE} is the BERT's; a {kind} module "
+                     f"has a folder of its own")
+  return folder
+
+
+def _read_modules(pipeline, modules):
+  """Sets an embedder's pooling, Dense modules and Normalize from its
+  modules (in _check_order's order)."""
   for kind, module_dir in modules[1:]:
     if kind == "Pooling":
       pipeline.pooling = _pooling(module_dir)
@@ -274,7 +324,11 @@ def _pooling(module_dir):
   where = os.path.join(module_dir, MODULE_CONFIG_FILE)
   if values is None:
     raise FileNotFoundError(f"{where}: missing; a Pooling module has one")
-  if values.get("include_prompt", True) is not True:
+  include_prompt = values.get("include_prompt", True)
+  if not isinstance(include_prompt, bool):
+    raise ValueError(f"{where}: include_prompt is {include_prompt!r}; "
+                     f"expected true or false")
+  if not include_prompt:
     raise ValueError(f"{where}: include_prompt false (pooling that leaves "
                      f"the prompt's tokens out) is not one bert_tf "
                      f"reproduces")

@@ -8,16 +8,17 @@ import json
 import numpy as np
 
 from bert_tf.checkpoints.sentence_transformers import (
-    CROSS_ENCODER, DENSE_BIAS, DENSE_WEIGHT, DENSE_WEIGHTS_FILE, EMBEDDER,
-    MODEL_CONFIG_FILE, MODULE_TYPES, MODULES_FILE, SENTENCE_BERT_CONFIG_FILE,
-    TORCH_ACTIVATIONS)
+    CROSS_ENCODER, DEFAULT_SIMILARITY, DENSE_BIAS, DENSE_WEIGHT,
+    DENSE_WEIGHTS_FILE, EMBEDDER, MODEL_CONFIG_FILE, MODULE_TYPES,
+    MODULES_FILE, SENTENCE_BERT_CONFIG_FILE, TORCH_ACTIVATIONS)
 
 
 def folder_files(pipeline, hidden_size, dense_weights):
   """{path inside the folder: bytes} of the files sentence-transformers 6
   writes beside a Hugging Face folder (the Transformer module, at the
-  root) for `pipeline`: modules.json, each module's config (and a Dense
-  module's model.safetensors), sentence_bert_config.json and
+  root) for `pipeline`: modules.json (naming the modules by MODULE_TYPES,
+  which sentence-transformers 5 reads too), each module's config (and a
+  Dense module's model.safetensors), sentence_bert_config.json and
   config_sentence_transformers.json. (The max length goes into
   tokenizer_config.json, written with the Hugging Face files.)
 
@@ -65,7 +66,8 @@ def folder_files(pipeline, hidden_size, dense_weights):
                   "prompts": pipeline.prompts,
                   "default_prompt_name": pipeline.default_prompt_name}
   if pipeline.model_type == EMBEDDER:
-    model_config["similarity_fn_name"] = pipeline.similarity
+    model_config["similarity_fn_name"] = pipeline.similarity or \
+        DEFAULT_SIMILARITY
   else:
     model_config["activation_fn"] = TORCH_ACTIVATIONS[pipeline.activation]
   files[MODEL_CONFIG_FILE] = _json_bytes(model_config)

@@ -275,6 +275,9 @@ def load_checkpoint(model, path, reader=None, new_head=False):
               if not _is_ignored(name, variables)],
       ignored=[name for name in leftover if _is_ignored(name, variables)])
   logger.info("Loaded %d variables from %s", len(report.loaded), prefix)
+  # enable_lora leaves these trainable (models/lora.py).
+  model.new_weights = [variables[name].path
+                       for name in report.not_in_checkpoint]
   if report.not_in_checkpoint:
     logger.info("Kept initialisation (not in checkpoint): %s",
                 report.not_in_checkpoint)
@@ -354,11 +357,23 @@ def _without_other_heads(reader, variables, model, prefix):
                variables[name].shape)]
   if not other:
     return reader
-  logger.info("%s: its head %s is of other shapes (%s) than the model's "
-              "(%s); the model keeps a new head", prefix, other,
-              [list(shapes[name]) for name in other],
-              [list(variables[name].shape) for name in other])
+  logger.warning("%s: its head %s; the model starts a new head: train it",
+                 prefix, _head_difference(other, shapes, variables))
   return _HeadRows(reader, other, None)
+
+
+def _head_difference(names, shapes, variables):
+  """How a checkpoint's head variables `names` differ from the model's:
+  in the number of labels (output_weights' rows), else in shapes."""
+  weights = [name for name in names if name.endswith("output_weights")
+             and shapes[name][0] != variables[name].shape[0]]
+  if weights:
+    stored, own = list(shapes[weights[0]]), list(variables[weights[0]].shape)
+    return (f"has {stored[0]} label{'s' * (stored[0] != 1)} and the "
+            f"model's {own[0]} ({weights[0]} {stored} against {own})")
+  more = f" ({len(names) - 1} more differ)" if len(names) > 1 else ""
+  return (f"is of other shapes: {names[0]} {list(shapes[names[0]])} "
+          f"against the model's {list(variables[names[0]].shape)}{more}")
 
 
 def trained_variables(variables):

@@ -71,9 +71,11 @@ class FeatureServing(IdsServing):
 
 def batch_packed_texts(tokenizer, max_seq_length, text_a, text_b=None):
   """packed_texts cut to the batch's longest row: a batch of short texts
-  runs at its own length, not max_seq_length."""
+  runs at its own length, not max_seq_length (an empty batch at one
+  position)."""
   inputs = packed_texts(tokenizer, max_seq_length, text_a, text_b)
-  width = tf.reduce_max(tf.reduce_sum(inputs["input_mask"], axis=1))
+  width = tf.reduce_max(tf.concat(
+      [[1], tf.reduce_sum(inputs["input_mask"], axis=1)], 0))
   return {name: value[:, :width] for name, value in inputs.items()}
 
 

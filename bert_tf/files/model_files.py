@@ -6,27 +6,38 @@ hang or flood its reader, and a name (a shard in model.safetensors.index.json)
 or a symlink leading out of it would read the user's other files, which a
 conversion then copies into its output. So every file read from a model
 directory is a regular file that resolves inside it. A Hugging Face cache
-snapshot (<model>/snapshots/<revision>/) links each file into its model's
-blobs/, which counts as inside: the model's cache folder is the root.
+snapshot links each file into its model's blobs/, which counts as inside:
+a folder in <cache>/models--<name>/snapshots/<revision>/ (<name> is
+<org>--<repo>, or <repo> alone) whose models--<name>/ has a blobs/ folder
+may read that blobs/ too, and nothing else outside it (not a sibling
+snapshot: transformers' snapshots link only into blobs/). Datasets' and
+spaces' caches (datasets--, spaces--) hold no models.
 """
 
 import os
 
 from bert_tf.files import storage
 
+# The folder of a model in transformers' cache: models--<org>--<repo>.
+_CACHE_PREFIX = "models--"
 
-def _root(directory):
-  """The folder a directory's files must resolve into: the directory, or
-  the model's cache folder where it is a cache snapshot or a folder inside
-  one (a sentence-transformers module's, snapshots/<revision>/1_Pooling)."""
-  real = os.path.realpath(directory)
+
+def _cache_blobs(real):
+  """The blobs/ folder of the Hugging Face cache model whose snapshot holds
+  `real` (a resolved path, snapshots/<revision>/ or a folder inside it),
+  else None."""
   path = real
   while os.path.dirname(path) != path:
     parent = os.path.dirname(path)
+    model = os.path.dirname(parent)
     if os.path.basename(parent) == "snapshots":
-      return os.path.dirname(parent)
+      name, blobs = os.path.basename(model), os.path.join(model, "blobs")
+      if name.startswith(_CACHE_PREFIX) and name != _CACHE_PREFIX and \
+          os.path.isdir(blobs):
+        return blobs
+      return None
     path = parent
-  return real
+  return None
 
 
 def _where(directory, name, listed_in):
@@ -42,14 +53,19 @@ def _check_name(directory, name, where, what="file"):
                      f"directory's files are read from it alone")
 
 
-def _check_resolves_inside(directory, name, where):
+def _check_resolves_inside(directory, name, where, blobs_too=True):
   """Raises ValueError where the path resolves (through any symlink)
-  outside the directory's _root."""
-  path = os.path.join(directory, name)
-  if not os.path.realpath(path).startswith(_root(directory) + os.sep):
-    raise ValueError(f"{where} resolves to {os.path.realpath(path)}, "
-                     f"outside {directory}; a model directory's files are "
-                     f"read from it alone")
+  outside the directory (or, blobs_too, its cache model's blobs/: see
+  _cache_blobs)."""
+  real = os.path.realpath(directory)
+  resolved = os.path.realpath(os.path.join(directory, name))
+  roots = [real]
+  if blobs_too:
+    roots.append(_cache_blobs(real))
+  if not any(root and resolved.startswith(root + os.sep) for root in roots):
+    raise ValueError(f"{where} resolves to {resolved}, outside "
+                     f"{directory}; a model directory's files are read from "
+                     f"it alone")
 
 
 def model_file(directory, name, listed_in=None):
@@ -87,12 +103,19 @@ def model_file(directory, name, listed_in=None):
 def model_folder(directory, name, listed_in):
   """The path of folder `name` of a model directory (a module's, as
   `listed_in` names it), checked as model_file checks a file's name: one
-  that is absolute, leads out of the directory or resolves outside it is
-  refused in one line. Its files are read with model_file."""
+  that is absolute, leads out of the directory, resolves outside it or is
+  there but no folder (a FIFO, a file) is refused in one line. "" and "."
+  are the directory itself. Its files are read with model_file."""
   where = _where(directory, name, listed_in)
   _check_name(directory, name, where, "folder")
-  _check_resolves_inside(directory, name, where)
-  return os.path.join(directory, name)
+  if os.path.normpath(name) == os.curdir:
+    return directory
+  path = os.path.join(directory, name)
+  kind = storage.kind_of_file(path)
+  if kind != "a directory" and (kind or os.path.exists(path)):
+    raise ValueError(f"{where} is {kind or 'a file'}, not a folder")
+  _check_resolves_inside(directory, name, where, blobs_too=False)
+  return path
 
 
 def required_model_file(directory, name, why):

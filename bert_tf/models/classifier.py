@@ -1,6 +1,8 @@
 """BertClassifier: run_classifier's model, the encoder plus one output layer."""
 
 import keras
+import numpy as np
+import tensorflow as tf
 from keras import ops
 
 from bert_tf.checkpoints import sentence_transformers
@@ -8,8 +10,9 @@ from bert_tf.checkpoints.names import PROBLEM_TYPES
 from bert_tf.layers.activations import HEAD_ACTIVATIONS
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.dropout import Dropout
+from bert_tf.models import targets
 from bert_tf.models.base import check_labels, check_positive_int
-from bert_tf.models.text_model import TextModel
+from bert_tf.models.text_model import TextModel, checked_text, kind_of
 
 # The activations a cross-encoder's scores may come through
 # (sentence-transformers' CrossEncoder activation_fn).
@@ -43,7 +46,9 @@ class BertClassifier(TextModel):
       applies it to the logits ("sigmoid" by default for one label).
 
   Inputs: the encoder's dict (input_ids, input_mask, segment_ids), or, when
-    the model has a preprocessor, text (which it packs).
+    the model has a preprocessor, text (which it packs): a list of texts,
+    a tuple (text_a, text_b) of two lists, or a list of (text_a, text_b)
+    pairs (sentence-transformers' CrossEncoder.predict form).
 
   Outputs: a dict with logits [batch_size, num_labels] and either
     probabilities [batch_size, num_labels] (softmax, or sigmoid for
@@ -99,15 +104,80 @@ class BertClassifier(TextModel):
     self.built = True
 
   def compile_defaults(self):
-    """A regressor's mean squared error; a multi-label classifier's binary
-    cross-entropy of each label; else softmax cross-entropy (EncoderModel).
-    """
+    """A one-label cross-encoder's binary cross-entropy on the logit (as
+    sentence-transformers' CrossEncoder trains it: BCEWithLogitsLoss); a
+    regressor's mean squared error; a multi-label classifier's binary
+    cross-entropy of each label; else softmax cross-entropy (EncoderModel;
+    a CrossEncoder's CrossEntropyLoss for several labels)."""
+    if self.score_activation is not None and self.num_labels == 1:
+      return (keras.losses.BinaryCrossentropy(from_logits=True),
+              [keras.metrics.BinaryAccuracy(threshold=0.0)])
     if self.is_regression:
       return (keras.losses.MeanSquaredError(), ["mean_squared_error"])
     if self.problem_type == "multi_label_classification":
       return (keras.losses.BinaryCrossentropy(from_logits=True),
               [keras.metrics.BinaryAccuracy(threshold=0.0)])
     return super().compile_defaults()
+
+  def check_targets(self, x, y, where):
+    """What compile_defaults' loss takes: a class id from 0 to num_labels
+    - 1 for each example; a number for a regressor; 0 to 1 for a one-label
+    cross-encoder and for each label of a multi-label classifier."""
+    one = [(None,), (None, 1)]
+    if self.score_activation is not None and self.num_labels == 1:
+      targets.check_values(y, x, where, one, "[examples] of scores",
+                           shares=True)
+    elif self.is_regression:
+      targets.check_values(y, x, where, one, "[examples] of numbers")
+    elif self.problem_type == "multi_label_classification":
+      targets.check_values(y, x, where, [(None, self.num_labels)],
+                           f"[examples, {self.num_labels}] of 0 or 1",
+                           shares=True)
+    else:
+      targets.check_class_ids(y, x, where, self.num_labels,
+                              f"class ids (num_labels={self.num_labels})",
+                              one, "[examples]", self.labels)
+
+  def input_signature(self):
+    if self.preprocessor is None:
+      return super().input_signature()
+    return self.text_input_signature(pairs=self.score_activation is not None)
+
+  def text_input_signature(self, pairs=False):
+    """export()'s raw-text signature, its inputs named as run_classifier's
+    export names them: text_a, and with pairs text_b too (a
+    cross-encoder's default, since it scores pairs)."""
+    specs = tuple(tf.TensorSpec([None], tf.string, name=name)
+                  for name in ("text_a", "text_b")[:2 if pairs else 1])
+    return [specs if pairs else specs[0]]
+
+  def text_columns(self, x, method):
+    """TextModel.text_columns, and sentence-transformers' CrossEncoder
+    forms too: a list of (text_a, text_b) pairs, or a numpy array [n, 2]
+    of them, as the tuple of its two columns. A tuple of more than two
+    columns is refused."""
+    if isinstance(x, np.ndarray) and x.ndim == 2 and x.shape[1] == 2:
+      x = x.tolist()  # [n, 2]: a pair a row
+    if isinstance(x, list) and x and isinstance(x[0], (tuple, list)):
+      return self._pair_columns(x, method)
+    if isinstance(x, tuple) and len(x) > 2:
+      raise ValueError(f"{self._where(method)}: x is a tuple of {len(x)} "
+                       "columns; expected texts, or two columns (text_a, "
+                       "text_b), or a list of (text_a, text_b) pairs")
+    return super().text_columns(x, method)
+
+  def _pair_columns(self, pairs, method):
+    """The columns (text_a, text_b) of a list of pairs, each checked."""
+    where = self._where(method)
+    for index, pair in enumerate(pairs):
+      if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        got = (f"is of length {len(pair)}"
+               if isinstance(pair, (tuple, list)) else f"is {kind_of(pair)}")
+        raise ValueError(f"{where}: x[{index}] {got}; expected a (text_a, "
+                         "text_b) pair, as x[0]")
+      for ordinal, text in zip(("first", "second"), pair):
+        checked_text(text, f"x[{index}]'s {ordinal} text", where)
+    return tuple(list(column) for column in zip(*pairs))
 
   def sentence_transformers_pipeline(self):
     """The CrossEncoder it is, for save_pretrained(format=

@@ -5,18 +5,20 @@ import keras
 import numpy as np
 import tensorflow as tf
 from keras import ops
+from scipy import spatial
 
 from bert_tf.checkpoints import sentence_transformers
 from bert_tf.checkpoints.names import check_pooling, dense_module_name
 from bert_tf.layers.activations import HEAD_ACTIVATIONS
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.pooling import SentencePooling, l2_normalize
-from bert_tf.models.text_model import TextModel
+from bert_tf.models.base import check_positive_int
+from bert_tf.models.text_model import TextModel, checked_text, kind_of
 from bert_tf.training.losses import MultipleNegativesRankingLoss
 from bert_tf.training.predictor import Predictor
 
 # The similarity functions of sentence-transformers' similarity_fn_name.
-SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan")
+SIMILARITIES = sentence_transformers.SIMILARITIES
 
 
 def _dense_spec(spec, index, model_name):
@@ -81,7 +83,7 @@ class BertEmbedder(TextModel):
     self.dense = [_dense_spec(spec, index, name)
                   for index, spec in enumerate(dense)]
     self.normalize = bool(normalize)
-    self.prompts = dict(prompts or {})
+    self.prompts = _checked_prompts(prompts, name)
     if default_prompt_name is not None and \
         default_prompt_name not in self.prompts:
       raise ValueError(f"{name}: default_prompt_name "
@@ -194,16 +196,16 @@ class BertEmbedder(TextModel):
   def prompt_of(self, prompt_name=None, prompt=None):
     """The text encode() prefixes: `prompt` if given, else the prompt
     named, else the default prompt's, else none ("")."""
+    model_name = type(self).__name__
     if prompt is not None:
-      return prompt
+      return _checked_prompt(prompt, "prompt", model_name)
     name = prompt_name if prompt_name is not None else \
         self.default_prompt_name
     if name is None:
       return ""
-    if name not in self.prompts:
-      raise ValueError(f"{type(self).__name__}: prompt_name={name!r} is not "
-                       f"one of its prompts "
-                       f"({', '.join(self.prompts) or 'none'})")
+    if not isinstance(name, str) or name not in self.prompts:
+      raise ValueError(f"{model_name}: prompt_name={name!r} is not one of "
+                       f"its prompts ({', '.join(self.prompts) or 'none'})")
     return self.prompts[name]
 
   def encode(self, texts, batch_size=32, prompt_name=None, prompt=None):
@@ -213,21 +215,25 @@ class BertEmbedder(TextModel):
     once, sorted by length, and each batch runs at its own length
     (training.predictor.Predictor).
 
+    Args:
+      texts: a list (or any iterable) of str, or of bytes in UTF-8.
+      batch_size: the most texts run at once.
+      prompt_name, prompt: see prompt_of.
+
     Returns:
       float32 numpy [len(texts), dimension], in the texts' order.
     """
+    name = f"{type(self).__name__}.encode"
     if self.preprocessor is None:
-      raise ValueError(f"{type(self).__name__}.encode: the model has no "
-                       "preprocessor to tokenise text with")
-    if isinstance(texts, (str, bytes)):
-      raise ValueError(f"{type(self).__name__}.encode takes a list of "
-                       "texts, not one string")
-    texts = list(texts)
+      raise ValueError(f"{name}: the model has no preprocessor to tokenise "
+                       "text with")
+    check_positive_int(batch_size, "batch_size", name)
+    texts = _text_list(texts, name)
+    prefix = self.prompt_of(prompt_name, prompt)
     if not texts:
       return np.zeros((0, self.dimension), np.float32)
-    prefix = self.prompt_of(prompt_name, prompt)
-    features = {name: value.numpy() for name, value in self.preprocessor(
-        tf.constant([prefix + _as_str(text) for text in texts])).items()}
+    features = {key: value.numpy() for key, value in self.preprocessor(
+        tf.constant([prefix + text for text in texts])).items()}
     features["is_real_example"] = np.ones(len(texts), np.int32)
     return self._prediction().predict(features, batch_size)["embedding"]
 
@@ -241,24 +247,106 @@ class BertEmbedder(TextModel):
 
   def similarity_scores(self, first, second):
     """[len(first), len(second)] similarities of two sets of embeddings by
-    the model's similarity: cosine, dot, or minus the euclidean or
-    manhattan distance (sentence-transformers' similarity)."""
-    first = np.asarray(first, np.float32)
-    second = np.asarray(second, np.float32)
+    the model's similarity, as sentence-transformers' similarity: cosine,
+    dot, or minus the euclidean or manhattan distance. An embedding [dim]
+    counts as a set of one."""
+    name = f"{type(self).__name__}.similarity_scores"
+    first = _embedding_rows(first, "first", name)
+    second = _embedding_rows(second, "second", name)
+    if first.shape[1] != second.shape[1]:
+      raise ValueError(f"{name}: first has {first.shape[1]} dimensions, "
+                       f"second {second.shape[1]}")
     if self.similarity == "cosine":
-      first = first / np.maximum(np.linalg.norm(first, axis=-1,
-                                                keepdims=True), 1e-12)
-      second = second / np.maximum(np.linalg.norm(second, axis=-1,
-                                                  keepdims=True), 1e-12)
+      first, second = _unit_rows(first), _unit_rows(second)
     if self.similarity in ("cosine", "dot"):
       return first @ second.T
-    order = 2 if self.similarity == "euclidean" else 1
-    return -np.linalg.norm(first[:, None] - second[None], ord=order, axis=-1)
+    return -_distances(first, second, _DISTANCE_METRICS[self.similarity])
 
 
-def _as_str(text):
+# scipy's name of each distance similarity_scores negates.
+_DISTANCE_METRICS = {"euclidean": "euclidean", "manhattan": "cityblock"}
+# The float64 distances computed at once: 32 MB.
+_DISTANCE_BLOCK = 1 << 22
+
+
+def _embedding_rows(embeddings, argument, method_name):
+  """embeddings as float32 numpy [n, dim] (one embedding [dim] as [1,
+  dim]), or a ValueError naming the argument."""
+  try:
+    rows = np.asarray(embeddings)
+  except ValueError as error:  # ragged nested lists
+    raise ValueError(f"{method_name}: {argument} is not an array of "
+                     f"embeddings ({error})") from None
+  if rows.dtype.kind not in "iuf" or rows.ndim not in (1, 2):
+    raise ValueError(f"{method_name}: {argument} has shape {rows.shape} and "
+                     f"dtype {rows.dtype}; expected numbers [n, dim] or "
+                     "[dim]")
+  return np.atleast_2d(rows).astype(np.float32, copy=False)
+
+
+def _unit_rows(rows):
+  """Each row divided by its L2 norm (at least 1e-12, as torch's
+  normalize)."""
+  return rows / np.maximum(np.linalg.norm(rows, axis=-1, keepdims=True),
+                           1e-12)
+
+
+def _distances(first, second, metric):
+  """float32 [len(first), len(second)] distances, computed exactly (in
+  float64) a block of rows at a time: never [n, m, dim] at once."""
+  distances = np.empty((len(first), len(second)), np.float32)
+  second = second.astype(np.float64)
+  rows = max(1, _DISTANCE_BLOCK // max(len(second), 1))
+  for start in range(0, len(first), rows):
+    distances[start:start + rows] = spatial.distance.cdist(
+        first[start:start + rows].astype(np.float64), second, metric)
+  return distances
+
+
+def _checked_prompts(prompts, model_name):
+  """prompts as a dict of str to str, or a ValueError naming the first
+  that is not."""
+  prompts = dict(prompts or {})
+  for prompt_name, text in prompts.items():
+    if not isinstance(prompt_name, str):
+      raise ValueError(f"{model_name}: prompts has a name {prompt_name!r}; "
+                       "expected a str")
+    _checked_prompt(text, f"prompts[{prompt_name!r}]", model_name)
+  return prompts
+
+
+def _checked_prompt(prompt, argument, model_name):
+  """prompt, or a ValueError naming the argument unless it is a str UTF-8
+  can encode."""
+  if not isinstance(prompt, str):
+    raise ValueError(f"{model_name}: {argument}={prompt!r}; expected a str")
+  return checked_text(prompt, argument, model_name)
+
+
+def _text_list(texts, method_name):
+  """texts as a list of str, or a ValueError naming the argument or the
+  index of the first text that is not one."""
+  if tf.is_tensor(texts):
+    texts = texts.numpy()
+  if isinstance(texts, np.ndarray):
+    texts = texts.tolist()
+  if isinstance(texts, (str, bytes)):
+    raise ValueError(f"{method_name} takes a list of texts, not one string")
+  if texts is None or isinstance(texts, dict) or not hasattr(texts,
+                                                              "__iter__"):
+    raise ValueError(f"{method_name}: texts is {kind_of(texts)}; expected "
+                     "a list of texts")
+  return [_as_str(text, f"texts[{index}]", method_name)
+          for index, text in enumerate(texts)]
+
+
+def _as_str(text, argument, method_name):
+  """text (a str, or bytes in UTF-8) as a str, or a ValueError naming the
+  argument (text_model.checked_text)."""
   if isinstance(text, bytes):
-    return text.decode("utf-8")
-  if not isinstance(text, str):
-    raise ValueError(f"BertEmbedder.encode: {text!r} is not a text")
-  return text
+    try:
+      return text.decode("utf-8")
+    except UnicodeDecodeError:
+      raise ValueError(f"{method_name}: {argument} is bytes that are not "
+                       "UTF-8") from None
+  return checked_text(text, argument, method_name)

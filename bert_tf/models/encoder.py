@@ -157,11 +157,18 @@ class EncoderModel(BertKerasModel):
             ["sparse_categorical_accuracy"])
 
   def compiled_outputs(self, y, y_pred):
-    """y_pred as compile()'s losses and metrics see it: the whole dict when
-    y is a dict keyed by output name, else `target_output`."""
-    if isinstance(y, dict) or not isinstance(y_pred, dict):
+    """y_pred as compile()'s losses and metrics see it: the outputs y names
+    where y is a dict keyed by output name (so that one loss applies to
+    each), else `target_output`."""
+    if not isinstance(y_pred, dict):
       return y_pred
-    return self.target_output(y_pred)
+    if not isinstance(y, dict):
+      return self.target_output(y_pred)
+    unknown = sorted(set(y) - set(y_pred))
+    if unknown:
+      raise ValueError(f"{type(self).__name__}: y names {unknown}, not "
+                       f"outputs of the model: {sorted(y_pred)}")
+    return {name: y_pred[name] for name in y}
 
   def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None,
                    training=True):

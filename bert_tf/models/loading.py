@@ -9,9 +9,8 @@ import logging
 from bert_tf.checkpoints import conversion, sentence_transformers
 from bert_tf.checkpoints.tf_checkpoints import LoadReport, load_checkpoint
 from bert_tf.config import BertConfig
-from bert_tf.text.packing import ORIGINAL_PAIRS, TRANSFORMERS_PAIRS
-from bert_tf.text.preprocessor import BertPreprocessor
-from bert_tf.wordpiece import vocabulary
+from bert_tf.text.preprocessor import BertPreprocessor, check_max_seq_length
+from bert_tf.wordpiece import rules, vocabulary
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +27,7 @@ class PretrainedModel:
     model_max_length: tokenizer_config.json's, or None where unset.
     pipeline: a sentence-transformers folder's
       (sentence_transformers.Pipeline), or None.
+    tokenization_rules: the directory's (conversion.Checkpoint's).
   """
   config: BertConfig
   model: object
@@ -37,45 +37,55 @@ class PretrainedModel:
   labels: list
   model_max_length: object = None
   pipeline: object = None
+  tokenization_rules: str = rules.ORIGINAL_RULES
 
   def preprocessor(self, max_seq_length=None):
     """A BertPreprocessor of this model's vocabulary (vocab.txt or
-    tokenizer.json) and casing, so that a model built on it takes raw text
-    (BertClassifier(preprocessor=...)); see preprocessor_of."""
+    tokenizer.json), casing and tokenization rules, so that a model built
+    on it takes raw text (BertClassifier(preprocessor=...)); see
+    preprocessor_of."""
     return preprocessor_of(self.vocab_file, self.do_lower_case, self.config,
-                           self.model_max_length, max_seq_length)
+                           self.model_max_length, max_seq_length,
+                           self.tokenization_rules)
 
 
 def preprocessor_of(vocabulary, do_lower_case, config, model_max_length,
-                    max_seq_length=None, pair_packing=ORIGINAL_PAIRS,
+                    max_seq_length=None,
+                    tokenization_rules=rules.ORIGINAL_RULES,
                     preprocessor_class=BertPreprocessor):
   """A BertPreprocessor of a model directory's vocabulary (a path or a
-  rules.Vocabulary) and casing. max_seq_length defaults to 128, or the
+  rules.Vocabulary), casing and tokenization rules (its
+  conversion.Checkpoint's). max_seq_length defaults to 128, or the
   tokenizer's model_max_length or the model's max_position_embeddings where
-  that is less; a longer one than max_position_embeddings is refused here,
-  not at its first batch."""
+  that is less; one that is not an integer, or longer than
+  max_position_embeddings, is refused here, not at its first batch."""
   positions = config.max_position_embeddings
-  if max_seq_length is not None and max_seq_length > positions:
-    raise ValueError(f"max_seq_length={max_seq_length} is over the "
-                     f"model's max_position_embeddings, {positions}")
   if max_seq_length is None:
     max_seq_length = min(128, model_max_length or 128, positions)
+  check_max_seq_length(max_seq_length)
+  if max_seq_length > positions:
+    raise ValueError(f"max_seq_length={max_seq_length} is over the "
+                     f"model's max_position_embeddings, {positions}")
   return preprocessor_class(vocabulary, do_lower_case, max_seq_length,
-                            pair_packing=pair_packing)
+                            tokenization_rules=tokenization_rules)
 
 
 def task_model(model_class, model_dir, max_seq_length=None, **arguments):
   """model_class.from_pretrained(model_dir, ...): the model, its weights
   loaded from any model directory, with the directory's preprocessor where
   the model takes text (a sentence-transformers folder's own, unless
-  max_seq_length is given), compiled with the task's defaults (compile()).
+  max_seq_length is given; each by the directory's tokenization rules),
+  compiled with the task's defaults (compile()).
   The checkpoint's head is reused where it is the model's kind and shape;
-  else the model has a new head. The log says which.
+  else the model has a new head. A warning names every weight that starts
+  at random (_log_head).
 
   Raises:
     ValueError: a model that needs num_labels, given none, from a
       directory without its kind of head.
   """
+  if max_seq_length is not None:
+    check_max_seq_length(max_seq_length)
   source = conversion.open_checkpoint(model_dir)
   if hasattr(model_class, "preprocessor_class") and \
       "preprocessor" not in arguments \
@@ -83,8 +93,7 @@ def task_model(model_class, model_dir, max_seq_length=None, **arguments):
     arguments["preprocessor"] = preprocessor_of(
         source.vocabulary, do_lower_case_of(source), source.config,
         source.tokenizer_files.model_max_length, max_seq_length,
-        ORIGINAL_PAIRS if source.pipeline is None else TRANSFORMERS_PAIRS,
-        model_class.preprocessor_class)
+        source.tokenization_rules, model_class.preprocessor_class)
   if "num_labels" in getattr(model_class, "config_arguments", ()) and \
       "num_labels" not in arguments and \
       not _head_arguments(source, model_class, arguments):
@@ -98,17 +107,17 @@ def task_model(model_class, model_dir, max_seq_length=None, **arguments):
 
 
 def _log_head(model, report, model_dir):
-  """Logs whether the model's head came from model_dir or is new."""
-  head = list(model.checkpoint_head_names)
-  if not head:
-    return
-  new = [name for name in head if name in report.not_in_checkpoint]
-  if new:
-    logger.info("%s: a new head (%s), not in %s", type(model).__name__,
-                ", ".join(new), model_dir)
-  else:
-    logger.info("%s: its head from %s (%d variables)",
-                type(model).__name__, model_dir, len(head))
+  """Warns of the weights model_dir lacks, which start at random (a new
+  head, a missing pooler), as transformers does; else logs that the head
+  came from model_dir."""
+  if report.not_in_checkpoint:
+    logger.warning("%s: %s are not in %s and start at random: train the "
+                   "model on a task before using its predictions",
+                   type(model).__name__, ", ".join(report.not_in_checkpoint),
+                   model_dir)
+  elif model.checkpoint_head_names:
+    logger.info("%s: its head from %s (%d variables)", type(model).__name__,
+                model_dir, len(model.checkpoint_head_names))
 
 
 def build_and_load(source, model_class, new_head=False, **model_arguments):
@@ -127,7 +136,9 @@ def build_and_load(source, model_class, new_head=False, **model_arguments):
   defaults = _head_arguments(source, model_class, model_arguments)
   if pipeline is not None:
     defaults.update(_pipeline_arguments(
-        source, do_lower_case, "preprocessor" not in model_arguments))
+        source, do_lower_case,
+        None if "preprocessor" in model_arguments else
+        getattr(model_class, "preprocessor_class", None)))
   names = list(getattr(model_class, "config_arguments", ()))
   if hasattr(model_class, "preprocessor_class"):  # it takes text
     names.append("preprocessor")
@@ -143,7 +154,8 @@ def build_and_load(source, model_class, new_head=False, **model_arguments):
                          do_lower_case=do_lower_case, labels=source.labels,
                          model_max_length=(
                              source.tokenizer_files.model_max_length),
-                         pipeline=pipeline)
+                         pipeline=pipeline,
+                         tokenization_rules=source.tokenization_rules)
 
 
 def do_lower_case_of(source):
@@ -168,21 +180,21 @@ def _head_arguments(source, model_class, model_arguments):
           "problem_type": source.problem_type}
 
 
-def _pipeline_arguments(source, do_lower_case, with_preprocessor):
+def _pipeline_arguments(source, do_lower_case, preprocessor_class):
   """The model arguments a sentence-transformers folder sets: a
-  preprocessor of its max length (where with_preprocessor: none is given),
-  and an embedder's modules and prompts or a cross-encoder's score
-  activation."""
+  preprocessor of its max length (of preprocessor_class, the model's; None:
+  none, the model takes ids or has one given), and an embedder's modules
+  and prompts or a cross-encoder's score activation."""
   pipeline, config = source.pipeline, source.config
   sentence_transformers.check_lower_case_input(pipeline, do_lower_case)
   arguments = {}
-  if with_preprocessor:
+  if preprocessor_class is not None:
     max_seq_length = sentence_transformers.max_length_of(
         pipeline, source.tokenizer_files.model_max_length,
         config.max_position_embeddings)
-    arguments["preprocessor"] = BertPreprocessor(
+    arguments["preprocessor"] = preprocessor_class(
         source.vocabulary, do_lower_case, max_seq_length,
-        pair_packing=TRANSFORMERS_PAIRS)
+        tokenization_rules=source.tokenization_rules)
   if pipeline.model_type == sentence_transformers.CROSS_ENCODER:
     if source.architecture_name != "BertForSequenceClassification":
       raise ValueError(f"{source.path}: a CrossEncoder of "

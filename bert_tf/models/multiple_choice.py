@@ -5,6 +5,7 @@ from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.dropout import Dropout
+from bert_tf.models import targets
 from bert_tf.models.base import ENCODER_INPUTS
 from bert_tf.models.encoder import EncoderModel
 
@@ -51,6 +52,16 @@ class BertMultipleChoice(EncoderModel):
   def build(self, input_shape=None):
     self.choice_head.build((None, self.config.hidden_size))
     self.built = True
+
+  def check_targets(self, x, y, where):
+    """[examples]: the index of each example's right choice in x."""
+    shape = targets.input_shape(x, "input_ids")
+    if not shape or len(shape) != 3:
+      return
+    choices = shape[1]
+    targets.check_class_ids(y, x, where, choices,
+                            f"choices ({choices} in x)",
+                            [(None,), (None, 1)], "[examples]")
 
   def call(self, inputs, training=None):
     shape = ops.shape(inputs["input_ids"])

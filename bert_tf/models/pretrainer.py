@@ -1,16 +1,24 @@
 """BertPretrainer: the encoder plus the masked-LM and next-sentence heads."""
 
+import math
+
 import keras
 import tensorflow as tf
 from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.masked_lm import MaskedLMHead
-from bert_tf.models import fit_plan
+from bert_tf.models import fit_plan, targets
+from bert_tf.models.base import check_positive_int
 from bert_tf.models.inputs import required_input
 from bert_tf.models.text_model import TextModel
 from bert_tf.text.masked_lm_preprocessor import BertMaskedLMPreprocessor
 from bert_tf.text.preprocessor import as_keras_texts
+from bert_tf.training import losses
+
+# The first half of each validation text's masking seed; its position in the
+# texts is the second.
+_FIXED_MASKS_SEED = 20181011
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -20,10 +28,11 @@ class BertPretrainer(TextModel):
   Args:
     config: a BertConfig (or its dict).
     preprocessor: None, or a BertMaskedLMPreprocessor: then fit and
-      evaluate take raw text too (a list of strings, or a string array),
-      masked as create_pretraining_data masks, with new masks each epoch
-      (validation_data's stay the same): masked-LM training on domain
-      text. No gradient reaches the next-sentence head from single texts.
+      evaluate take raw single texts too (a list of strings, or a string
+      array), masked as create_pretraining_data masks, with new masks each
+      epoch in fit (validation_data's and evaluate's the same on every
+      call): masked-LM training on domain text. No gradient reaches the
+      next-sentence head from single texts.
 
   Inputs: the encoder's dict plus
     masked_lm_positions: int32 [batch_size, num_predictions].
@@ -107,13 +116,54 @@ class BertPretrainer(TextModel):
     return self.ids_input_signature()
 
   def compile_defaults(self):
-    """run_pretraining's loss: the masked-LM cross-entropy averaged over
-    the real predictions (masked_lm_weights as sample weights), plus the
-    next-sentence cross-entropy."""
-    return ((keras.losses.SparseCategoricalCrossentropy(
-        from_logits=True, reduction="mean_with_sample_weight"),
-             keras.losses.SparseCategoricalCrossentropy(from_logits=True)),
-            None)
+    """No compiled loss: compute_loss gives run_pretraining's."""
+    return None, None
+
+  def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None,
+                   training=True):
+    """run_pretraining's loss where compile() was given none: the masked-LM
+    cross-entropy over the real predictions (masked_lm_weights) plus the
+    next-sentence cross-entropy, weighted by its sample weights where
+    given (0 for single texts, which have no next sentence to learn). One
+    number, so fit and evaluate show only the loss that trains."""
+    if self.loss is not None:
+      return super().compute_loss(x, y, y_pred, sample_weight, training)
+    masked_lm_ids, next_sentence_labels = y
+    if sample_weight is None:
+      sample_weight = (ops.ones_like(masked_lm_ids, "float32"), None)
+    elif not isinstance(sample_weight, (tuple, list)):
+      raise ValueError(f"{type(self).__name__}: sample_weight is one "
+                       "array; expected (masked_lm_weights, "
+                       "next_sentence_weights)")
+    masked_lm_weights, next_sentence_weights = sample_weight
+    next_sentence = losses.next_sentence_example_losses(
+        y_pred["next_sentence_log_probs"], next_sentence_labels)
+    if next_sentence_weights is not None:
+      next_sentence *= ops.reshape(
+          ops.cast(next_sentence_weights, "float32"), (-1,))
+    return losses.masked_lm_loss(y_pred["masked_lm_logits"], masked_lm_ids,
+                                 masked_lm_weights) + ops.mean(next_sentence)
+
+  def check_targets(self, x, y, where):
+    """(masked_lm_ids [examples, predictions] of vocabulary ids,
+    next_sentence_labels [examples] of 0 IsNext or 1 NotNext), for ids."""
+    expected = "(masked_lm_ids, next_sentence_labels)"
+    if isinstance(y, dict) and getattr(self, "loss", None) is None:
+      raise ValueError(f"{where} is a dict; run_pretraining's loss (no loss "
+                       f"given to compile()) takes {expected}")
+    if not targets.given(y, x, where, expected):
+      return
+    if not isinstance(y, (tuple, list)) or len(y) != 2:
+      raise ValueError(f"{where} is not a pair; expected {expected}")
+    positions = targets.input_shape(x, "masked_lm_positions")
+    predictions = positions[-1] if positions else None
+    targets.check_class_ids(
+        y[0], x, f"{where}[0]", self.config.vocab_size,
+        f"vocabulary ids (vocab_size={self.config.vocab_size})",
+        [(None, predictions)], "masked_lm_ids [examples, predictions]")
+    targets.check_class_ids(
+        y[1], x, f"{where}[1]", 2, "next-sentence labels (0 IsNext, 1 "
+        "NotNext)", [(None,), (None, 1)], "next_sentence_labels [examples]")
 
   def fit(self, x=None, y=None, batch_size=None, epochs=1, **kwargs):
     texts = self._texts(x, "fit")
@@ -123,22 +173,25 @@ class BertPretrainer(TextModel):
       raise ValueError(f"{type(self).__name__}.fit on text takes no y (the "
                        "targets are the masked tokens) nor validation_split "
                        "(pass validation_data)")
-    batch_size = batch_size or fit_plan.KERAS_BATCH_SIZE
-    validation_texts = self._texts(kwargs.get("validation_data"), "fit")
+    batch_size = self._batch_size(batch_size, "fit")
+    validation_texts = self._texts(kwargs.get("validation_data"), "fit",
+                                   "validation_data")
     if validation_texts is not None:
-      kwargs["validation_data"] = self._masked_batches(
-          validation_texts, batch_size, new_masks=False)
-    batches = self._masked_batches(texts, batch_size, new_masks=True,
-                                   shuffle=kwargs.pop("shuffle", True))
+      kwargs["validation_data"] = self._fixed_masks(validation_texts,
+                                                    batch_size)
+    batches = self._new_masks(texts, batch_size,
+                              shuffle=kwargs.pop("shuffle", True))
     return super().fit(batches, epochs=epochs, shuffle=False, **kwargs)
 
   def evaluate(self, x=None, y=None, batch_size=None, **kwargs):
     texts = self._texts(x, "evaluate")
     if texts is None:
       return super().evaluate(x, y, batch_size, **kwargs)
-    return super().evaluate(self._masked_batches(
-        texts, batch_size or fit_plan.KERAS_BATCH_SIZE, new_masks=False),
-                            **kwargs)
+    if y is not None:
+      raise ValueError(f"{type(self).__name__}.evaluate on text takes no y "
+                       "(the targets are the masked tokens)")
+    return super().evaluate(self._fixed_masks(
+        texts, self._batch_size(batch_size, "evaluate")), **kwargs)
 
   def predict(self, x, *args, **kwargs):
     if self._texts(x, "predict") is not None:
@@ -147,32 +200,63 @@ class BertPretrainer(TextModel):
                        "fills a text's [MASK]s")
     return super().predict(x, *args, **kwargs)
 
-  def _texts(self, x, method):
-    """x as a string tensor where it is text that the masking preprocessor
-    takes, else None (one bare string is refused: see TextModel)."""
+  def _texts(self, x, method, name="x"):
+    """x (the argument `name`) as a string tensor where it is text that the
+    masking preprocessor takes, else None. One bare string is refused (see
+    TextModel), and so is a tuple: single texts are masked, and pairs come
+    as ids, with their next-sentence labels, from
+    create_pretraining_data."""
     if self.preprocessor is None or x is None:
       return None
+    if isinstance(x, tuple):
+      raise ValueError(
+          f"{type(self).__name__}.{method}: {name} is a tuple; the masked "
+          f"LM takes single texts, in a list: {name}=[text, ...] (pairs "
+          "come as ids, with next-sentence labels, from "
+          "create_pretraining_data)")
     self._check_not_bare_text(x, method)
     texts = as_keras_texts(x)
     if isinstance(texts, tf.Tensor) and texts.dtype == tf.string:
       return texts
     return None
 
-  def _masked_batches(self, texts, batch_size, new_masks, shuffle=False):
-    """A dataset of masked batches of texts (a string tensor): masks drawn
-    anew each epoch where new_masks, else the same each time."""
+  def _batch_size(self, batch_size, method):
+    """batch_size, Keras' default where None, checked."""
+    if batch_size is None:
+      return fit_plan.KERAS_BATCH_SIZE
+    check_positive_int(batch_size, "batch_size",
+                       f"{type(self).__name__}.{method}")
+    return batch_size
+
+  def _new_masks(self, texts, batch_size, shuffle):
+    """A dataset of masked batches of texts (a string tensor), masks drawn
+    anew each epoch."""
     texts = tf.data.Dataset.from_tensor_slices(texts)
     if shuffle:
       texts = texts.shuffle(int(texts.cardinality()),
                             reshuffle_each_iteration=True)
-    seeds = tf.data.Dataset.random(
-        rerandomize_each_iteration=new_masks).batch(2)
+    seeds = tf.data.Dataset.random(rerandomize_each_iteration=True).batch(2)
     return tf.data.Dataset.zip(texts.batch(batch_size), seeds).map(
         self.preprocessor.masked)
 
+  def _fixed_masks(self, texts, batch_size):
+    """A dataset of masked batches of texts (a string tensor), each text
+    masked by a seed of its position: the same masks on every pass and
+    call, whatever the batch size."""
+    count = int(texts.shape[0])
+    seeds = tf.data.Dataset.range(count).map(
+        lambda index: tf.stack([_FIXED_MASKS_SEED, index]))
+    one_by_one = tf.data.Dataset.zip(
+        tf.data.Dataset.from_tensor_slices(texts).batch(1), seeds).map(
+            self.preprocessor.masked, num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=True)
+    return one_by_one.unbatch().batch(batch_size).apply(
+        tf.data.experimental.assert_cardinality(math.ceil(count / batch_size)))
+
   def target_output(self, outputs):
     """(masked_lm_log_probs, next_sentence_log_probs), for targets
-    (masked_lm_ids, next_sentence_labels); log-probabilities are their own
-    logits, so from_logits=True losses apply."""
+    (masked_lm_ids, next_sentence_labels) and the losses given to
+    compile(); log-probabilities are their own logits, so from_logits=True
+    losses apply."""
     return (outputs["masked_lm_log_probs"],
             outputs["next_sentence_log_probs"])

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from bert_tf.layers.classification_head import ClassificationHead
+from bert_tf.models import targets
 from bert_tf.models.encoder import EncoderModel
 
 
@@ -49,6 +50,14 @@ class BertSpanLabeler(EncoderModel):
   def build(self, input_shape=None):
     self.span_head.build((None, None, self.config.hidden_size))
     self.built = True
+
+  def check_targets(self, x, y, where):
+    """[examples, 2]: each example's start and end, positions in x."""
+    shape = targets.input_shape(x, "input_ids")
+    length = shape[-1] if shape else self.config.max_position_embeddings
+    targets.check_class_ids(y, x, where, length,
+                            f"positions (seq_length={length})",
+                            [(None, 2)], "[examples, 2] (start, end)")
 
   def call(self, inputs, training=None):
     sequence_output = self.encoder(inputs, training=training)[

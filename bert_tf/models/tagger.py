@@ -8,8 +8,20 @@ from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.layer_combination import (CONCAT, WEIGHTED_SUM,
                                                LayerCombination, check_layers)
+from bert_tf.models import targets
 from bert_tf.models.base import check_labels, check_positive_int
 from bert_tf.models.encoder import EncoderModel
+
+
+def check_tags(model, x, y, where):
+  """A tag id from 0 to num_labels - 1 for each of x's positions (pad's
+  too: sample_weight=input_mask leaves them out)."""
+  shape = targets.input_shape(x, "input_ids")
+  targets.check_class_ids(
+      y, x, where, model.num_labels,
+      f"tag ids (num_labels={model.num_labels})",
+      [(None, shape[-1] if shape else None)], "[examples, seq_length]",
+      getattr(model, "labels", None))
 
 
 def _tag_outputs(head, features):
@@ -66,6 +78,9 @@ class BertTagger(EncoderModel):
   def build(self, input_shape=None):
     self.tag_head.build((None, None, self.config.hidden_size))
     self.built = True
+
+  def check_targets(self, x, y, where):
+    check_tags(self, x, y, where)
 
   def call(self, inputs, training=None):
     sequence_output = self.encoder(inputs, training=training)[
@@ -150,6 +165,9 @@ class BertFeatureTagger(EncoderModel):
       width = 2 * self.lstm_units
     self.tag_head.build((None, None, width))
     self.built = True
+
+  def check_targets(self, x, y, where):
+    check_tags(self, x, y, where)
 
   def call(self, inputs, training=None):
     encoder_outputs = self.encoder(inputs, training=False)

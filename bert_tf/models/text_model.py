@@ -3,6 +3,7 @@ checked against the encoder, called on text, saved with the model and
 given to export() as a string input."""
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from bert_tf.models.encoder import EncoderModel
@@ -61,9 +62,11 @@ class TextModel(EncoderModel):
     return inputs
 
   def __call__(self, inputs, *args, **kwargs):
-    if self.preprocessor is not None:
+    if self.preprocessor is None:
+      self.check_not_text(inputs, "model")
+    else:
       self._check_not_bare_text(inputs, "model")
-      inputs = as_text_tensors(inputs)
+      inputs = as_text_tensors(self.text_columns(inputs, "model"))
     return super().__call__(inputs, *args, **kwargs)
 
   def input_signature(self):
@@ -74,8 +77,41 @@ class TextModel(EncoderModel):
   def keras_inputs(self, x, method):
     if self.preprocessor is not None:
       self._check_not_bare_text(x, method)
-      x = as_keras_texts(x)
+      x = as_keras_texts(self.text_columns(x, method))
     return super().keras_inputs(x, method)
+
+  @property
+  def takes_text(self):
+    return self.preprocessor is not None
+
+  def text_advice(self):
+    return (f"{type(self).__name__}.from_pretrained(model_dir), or "
+            f"preprocessor=bert_tf.{self.preprocessor_class.__name__}"
+            "(vocab_file), gives a model that takes text")
+
+  def text_columns(self, x, method):
+    """x with each Python list or tuple of texts (x itself, or each column
+    of a tuple of them) as a list, checked text by text (method: where x
+    was given, for errors); anything else as it is."""
+    if isinstance(x, tuple):
+      return tuple(self._text_column(column, f"x[{index}]", method)
+                   for index, column in enumerate(x))
+    return self._text_column(x, "x", method)
+
+  def _text_column(self, column, where, method):
+    if isinstance(column, np.ndarray) and column.ndim > 1:
+      raise ValueError(f"{self._where(method)}: {where} is an array of "
+                       f"shape {column.shape}; expected texts [batch]")
+    if not isinstance(column, (list, tuple)):
+      return column
+    return [checked_text(text, f"{where}[{index}]", self._where(method))
+            for index, text in enumerate(column)]
+
+  def _where(self, method):
+    """How errors name the call: "BertClassifier.predict", or the class
+    alone for a call of the model."""
+    name = type(self).__name__
+    return name if method == "model" else f"{name}.{method}"
 
   def _check_not_bare_text(self, x, method):
     """Raises ValueError for one Python string (or a pair of them) where a
@@ -85,9 +121,8 @@ class TextModel(EncoderModel):
     if not texts or not all(isinstance(text, (str, bytes)) for text in texts):
       return
     batch = tuple([text] for text in x) if isinstance(x, tuple) else [x]
-    where = "" if method == "model" else f".{method}"
-    raise ValueError(f"{type(self).__name__}{where}: one text, not a batch; "
-                     f"pass a list: {method}({batch!r})")
+    raise ValueError(f"{self._where(method)}: one text, not a batch; pass a "
+                     f"list: {method}({batch!r})")
 
   def export(self, filepath, format="tf_saved_model", verbose=None,
              input_signature=None, **kwargs):
@@ -120,6 +155,29 @@ class TextModel(EncoderModel):
       config = {**config, "preprocessor": _preprocessor_from_config(
           config["preprocessor"], cls.__name__)}
     return config
+
+
+def checked_text(text, where, method_name):
+  """text, where it is one (a str, or bytes), else a ValueError naming
+  where it is: None, another type, or a str holding a lone surrogate (from
+  a JSON escape, say), which UTF-8 cannot encode."""
+  if isinstance(text, bytes):
+    return text
+  if not isinstance(text, str):
+    raise ValueError(f"{method_name}: {where} is {kind_of(text)}; expected "
+                     "a str")
+  try:
+    text.encode("utf-8")
+  except UnicodeEncodeError:
+    raise ValueError(f"{method_name}: {where} holds a lone surrogate, "
+                     "which UTF-8 cannot encode") from None
+  return text
+
+
+def kind_of(value):
+  """What a message calls a value of the wrong type: None, or its type's
+  name (never its repr, which may be long)."""
+  return "None" if value is None else type(value).__name__
 
 
 def _preprocessor_from_config(serialized, model_name):

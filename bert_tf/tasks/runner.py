@@ -123,6 +123,8 @@ def _train_evaluate_predict(task, options, strategy, model, examples,
   if trainer.is_chief:
     # Once the checkpoint to go on from has loaded: the model is this one.
     run_files.write_model_files(options.output_dir, model_files)
+    if options.do_train:
+      run_files.write_run_flags(options.output_dir, _run_flags(task, options))
     _write_feature_records(task, options.output_dir, data)
   if options.do_train:
     logger.info("  Num steps = %d, warmup %d", num_train_steps,
@@ -244,7 +246,14 @@ def _check_outputs(task, options, examples, model, model_files):
       options.output_dir, names, [*inputs, *model.input_files()],
       model.init_checkpoint,
       [("--export_dir", options.export_dir)] if options.export_dir else [],
-      model_files)
+      model_files, _run_flags(task, options) if options.do_train else None)
+
+
+def _run_flags(task, options):
+  """What makes a training run's checkpoints beside its config: the task,
+  its own such flags and --lora_rank (run_files.check_run_outputs)."""
+  return {"task": task.name, **task.model_flags(),
+          "lora_rank": options.lora_rank}
 
 
 def _write_feature_records(task, output_dir, data):

@@ -12,11 +12,12 @@ def checked_ids(inputs, config):
   its embedding table: a negative id, an input id of vocab_size or more,
   or a segment id of type_vocab_size or more fails the request with an
   InvalidArgumentError naming the field, where the lookup would wrap
-  around the table (or, on a GPU, silently read zeros); so does an empty
-  batch. Core ops only."""
+  around the table (or, on a GPU, silently read zeros); so do sequences
+  of no positions (the pooler reads the first). An empty batch is
+  answered with empty outputs. Core ops only."""
   checks = [tf.debugging.assert_positive(
-      tf.size(inputs["input_ids"]),
-      message="input_ids: the batch is empty")]
+      tf.shape(inputs["input_ids"])[-1],
+      message="input_ids: sequences must have at least one position")]
   for name, size, table in (
       ("input_ids", config.vocab_size, "vocab_size"),
       ("segment_ids", config.type_vocab_size, "type_vocab_size")):
@@ -94,13 +95,12 @@ def checked_texts(texts, offsets=False, shapes=None):
   Returns:
     The same dict; running it fails the request with an
     InvalidArgumentError naming the field if a tensor is not of its shape,
-    the batch is empty, or (offsets) a string is not valid UTF-8.
+    or (offsets) a string is not valid UTF-8. An empty batch passes: it is
+    answered with empty outputs.
   """
   texts = checked_shapes(texts, {name: (shapes or {}).get(name, ("batch",))
                                  for name in texts})
-  first = next(iter(texts))
-  checks = [tf.debugging.assert_positive(
-      tf.size(texts[first]), message=f"{first}: the batch is empty")]
+  checks = []
   for name in texts if offsets else ():
     # Assert, not assert_equal: that would copy the bytes into the message,
     # which a client then fails to decode.

@@ -75,6 +75,19 @@ class FineTuningTask(abc.ABC):
     """The task's keras model for a BertConfig, declaring its checkpoint
     head names (see tf_checkpoints.checkpoint_variables)."""
 
+  @property
+  def name(self):
+    """The task's name, which its runs record with their checkpoints
+    (runner: a run resumed for another task is refused, naming both)."""
+    return type(self).__name__
+
+  def model_flags(self):
+    """{flag: value} of the task's flags that shape its model's checkpoint
+    variables beside the config (run_ner's --feature_based), or choose
+    what it learns (run_classifier's --task_name): a run resumed with
+    others is refused, naming the flag; none by default."""
+    return {}
+
   def labels_fields(self):
     """The head's labels as extra fields of the bert_config.json the run
     writes into --output_dir (checkpoints.names.labels_fields), so that the

@@ -1,11 +1,13 @@
 """BertMaskedLMPreprocessor: raw text to masked-LM training batches."""
 
+import numbers
+
 import keras
 import tensorflow as tf
 
 from bert_tf.text import masking
 from bert_tf.text.packing import packed_texts
-from bert_tf.text.preprocessor import BertPreprocessor
+from bert_tf.text.preprocessor import BertPreprocessor, is_number
 from bert_tf.wordpiece.masking_vocabulary import MaskingVocabulary
 
 
@@ -34,17 +36,22 @@ class BertMaskedLMPreprocessor(BertPreprocessor):
                max_predictions_per_seq=None, masked_lm_prob=0.15,
                do_whole_word_mask=False, **kwargs):
     super().__init__(vocab_file, do_lower_case, max_seq_length, **kwargs)
+    max_seq_length = self.max_seq_length
     if max_predictions_per_seq is None:
       max_predictions_per_seq = min(_MAX_PREDICTIONS, max_seq_length)
     # Checked here, before a config's numbers size any tensor.
-    if not 1 <= max_predictions_per_seq <= max_seq_length:
-      raise ValueError(f"max_predictions_per_seq={max_predictions_per_seq}: "
-                       f"expected 1 to max_seq_length ({max_seq_length})")
-    if not 0 < masked_lm_prob <= 1:
-      raise ValueError(f"masked_lm_prob={masked_lm_prob}: expected a share "
-                       "in (0, 1]")
+    if not is_number(max_predictions_per_seq, numbers.Integral) or \
+        not 1 <= max_predictions_per_seq <= max_seq_length:
+      raise ValueError(f"max_predictions_per_seq={max_predictions_per_seq!r}"
+                       f": expected an integer from 1 to max_seq_length "
+                       f"({max_seq_length})")
+    if not is_number(masked_lm_prob, numbers.Real) or \
+        not 0 < masked_lm_prob <= 1:
+      raise ValueError(f"masked_lm_prob={masked_lm_prob!r}: expected a "
+                       "number in (0, 1]")
     self.options = masking.MaskingOptions(
-        max_predictions_per_seq, masked_lm_prob, do_whole_word_mask)
+        int(max_predictions_per_seq), float(masked_lm_prob),
+        do_whole_word_mask)
 
   def masked(self, texts, seed):
     """Keras' (x, y, sample_weight) for a batch of single texts [batch]:
@@ -54,8 +61,7 @@ class BertMaskedLMPreprocessor(BertPreprocessor):
     no next sentence to learn). seed: int [2], new for each batch (tf.data's
     Dataset.random), so each epoch draws new masks."""
     packed = packed_texts(self.tokenizer, self.max_seq_length,
-                          tf.convert_to_tensor(texts, tf.string),
-                          pair_packing=self.pair_packing)
+                          tf.convert_to_tensor(texts, tf.string))
     vocabulary = MaskingVocabulary(self.tokenizer.vocabulary.vocab)
     input_ids, positions, ids, weights = masking.mask_tokens(
         packed["input_ids"], packed["input_mask"], vocabulary, self.options,

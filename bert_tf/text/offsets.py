@@ -20,6 +20,7 @@ import tensorflow as tf
 
 from bert_tf.text.char_classes import char_classes
 from bert_tf.text.tokenizer import lower_and_strip_accents
+from bert_tf.wordpiece import rules
 
 # words: [batch, (words)] strings, as clean_and_split gives them.
 # word_starts, word_ends: [batch, (words)] int64 character offsets.
@@ -50,12 +51,17 @@ def tokenize_with_offsets(tokenizer, texts):
   """InGraphTokenizer's ids, by word, with character offsets.
 
   Args:
-    tokenizer: an InGraphTokenizer.
+    tokenizer: an InGraphTokenizer of the original's rules (the runners',
+      whose exports answer with offsets).
     texts: [batch] valid UTF-8 strings (invalid ones fail the call).
 
   Returns:
     TokenizedText; its ids, merged over words, are tokenizer(texts).
   """
+  if tokenizer.tokenization_rules != rules.ORIGINAL_RULES:
+    raise ValueError(f"tokenize_with_offsets: the tokenizer follows "
+                     f"{tokenizer.tokenization_rules}' rules; offsets follow "
+                     f"the original's")
   words = split_with_offsets(texts, tokenizer.do_lower_case)
   ids, byte_starts, byte_ends = tokenizer.word_pieces_with_offsets(
       words.words)

@@ -7,19 +7,17 @@ time from the longer text (from the second on ties) until they fit. A pair
 whose second text has no tokens is packed as a single text, as the
 original packs it (its tokens_b is then falsy).
 
-transformers packs pairs otherwise (PAIR_PACKINGS): the longer text is cut
-first, the second on ties, so that it keeps the odd token the original
-gives the first; and a pair stays a pair when its second text is empty
-([CLS] a [SEP] [SEP]). Models trained by transformers or
-sentence-transformers (a CrossEncoder) were trained on its packing.
+transformers packs pairs otherwise (its rules, TRANSFORMERS_RULES): the
+longer text is cut first, the second on ties, so that it keeps the odd
+token the original gives the first; and a pair stays a pair when its
+second text is empty ([CLS] a [SEP] [SEP]). Models trained by transformers
+or sentence-transformers (a CrossEncoder) were trained on its packing.
 """
 
 import tensorflow as tf
 
-from bert_tf.wordpiece.rules import CLS_TOKEN, SEP_TOKEN
-
-ORIGINAL_PAIRS, TRANSFORMERS_PAIRS = "original", "transformers"
-PAIR_PACKINGS = (ORIGINAL_PAIRS, TRANSFORMERS_PAIRS)
+from bert_tf.wordpiece.rules import (CLS_TOKEN, ORIGINAL_RULES, SEP_TOKEN,
+                                     TRANSFORMERS_RULES)
 
 
 def truncated_pair_lengths(length_a, length_b, budget):
@@ -55,7 +53,7 @@ def _keep_first(ids, lengths):
 
 
 def pack_inputs(ids_a, max_seq_length, cls_id, sep_id, ids_b=None,
-                pair_packing=ORIGINAL_PAIRS):
+                tokenization_rules=ORIGINAL_RULES):
   """Builds input_ids, input_mask and segment_ids for one or two texts.
 
   Args:
@@ -65,7 +63,8 @@ def pack_inputs(ids_a, max_seq_length, cls_id, sep_id, ids_b=None,
     sep_id: id of [SEP].
     ids_b: optional RaggedTensor [batch, (tokens)] of the second text's ids
       (rows without any are packed as single texts, as the original).
-    pair_packing: ORIGINAL_PAIRS or TRANSFORMERS_PAIRS (see the module).
+    tokenization_rules: whose packing of pairs: ORIGINAL_RULES or
+      TRANSFORMERS_RULES (see the module).
 
   Returns:
     A dict of int32 [batch, max_seq_length] tensors: input_ids, input_mask,
@@ -80,14 +79,14 @@ def pack_inputs(ids_a, max_seq_length, cls_id, sep_id, ids_b=None,
   if ids_b is None:
     return single
   ids_b = tf.cast(ids_b, tf.int32)
-  pair_lengths = truncated_pair_lengths if pair_packing == ORIGINAL_PAIRS \
-      else transformers_pair_lengths
+  pair_lengths = truncated_pair_lengths \
+      if tokenization_rules == ORIGINAL_RULES else transformers_pair_lengths
   kept_a, kept_b = pair_lengths(
       tf.cast(ids_a.row_lengths(), tf.int32),
       tf.cast(ids_b.row_lengths(), tf.int32), max_seq_length - 3)
   pair = _packed([(cls, 0), (_keep_first(ids_a, kept_a), 0), (sep, 0),
                   (_keep_first(ids_b, kept_b), 1), (sep, 1)], max_seq_length)
-  if pair_packing == TRANSFORMERS_PAIRS:
+  if tokenization_rules == TRANSFORMERS_RULES:
     return pair
   has_b = (ids_b.row_lengths() > 0)[:, None]
   return {name: tf.where(has_b, pair[name], single[name]) for name in pair}
@@ -106,13 +105,13 @@ def _packed(pieces, max_seq_length):
   }
 
 
-def packed_texts(tokenizer, max_seq_length, text_a, text_b=None,
-                 pair_packing=ORIGINAL_PAIRS):
+def packed_texts(tokenizer, max_seq_length, text_a, text_b=None):
   """[batch] texts (and their pairs) -> the encoder's inputs, tokenised in
-  the graph and packed as training packs them (data.text_inputs).
+  the graph and packed as training packs them (data.text_inputs), both by
+  the tokenizer's rules.
 
   tokenizer: an InGraphTokenizer."""
   ids_b = None if text_b is None else tokenizer(text_b)
   return pack_inputs(tokenizer(text_a), max_seq_length,
                      tokenizer.vocab[CLS_TOKEN], tokenizer.vocab[SEP_TOKEN],
-                     ids_b, pair_packing)
+                     ids_b, tokenizer.tokenization_rules)

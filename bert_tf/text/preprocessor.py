@@ -1,12 +1,13 @@
 """BertPreprocessor: raw text to the encoder's inputs, as a Keras layer."""
 
+import numbers
 import os
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.text.packing import ORIGINAL_PAIRS, PAIR_PACKINGS, packed_texts
+from bert_tf.text.packing import packed_texts
 from bert_tf.text.tokenizer import InGraphTokenizer
 from bert_tf.wordpiece import rules
 from bert_tf.wordpiece import tokenizer_json
@@ -20,9 +21,10 @@ _VOCAB_ASSETS = ("vocab.txt", tokenizer_json.TOKENIZER_FILE)
 class BertPreprocessor(keras.layers.Layer):
   """Strings -> {input_ids, input_mask, segment_ids}, as run_classifier.
 
-  Tokenises with the original's tokenizer (InGraphTokenizer, in TensorFlow
-  ops) and packs [CLS] a [SEP] (b [SEP]) padded to max_seq_length, pairs
-  truncated longest-first (bert_tf.text.packing). It runs eagerly, in
+  Tokenises with the original's tokenizer or transformers' (InGraphTokenizer,
+  in TensorFlow ops) and packs [CLS] a [SEP] (b [SEP]) padded to
+  max_seq_length, pairs truncated longest-first (bert_tf.text.packing),
+  all by the rules of the library that trained the model. It runs eagerly, in
   tf.data.map and inside a model; a SavedModel holding it needs TensorFlow
   Text's ops only.
 
@@ -39,10 +41,12 @@ class BertPreprocessor(keras.layers.Layer):
     max_seq_length: the width of the outputs.
     vocab_size: the number of tokens of the vocabulary; by default that of
       vocab_file (a .keras file's config gives it).
-    pair_packing: how pairs are truncated and packed: "original" (as
-      run_classifier) or "transformers" (as transformers' tokenizers, what
-      a sentence-transformers CrossEncoder was trained on); see
-      bert_tf.text.packing.
+    tokenization_rules: "original" (as run_classifier: FullTokenizer's
+      ids, the original's packing of pairs) or "transformers" (as
+      transformers' BertTokenizer, which trained Hugging Face and
+      sentence-transformers models: special tokens in text kept whole,
+      100-character words, its packing of pairs); see InGraphTokenizer
+      and bert_tf.text.packing.
 
   Call: a string tensor [batch] (or a scalar) or a list of Python strings,
     or a pair (text_a, text_b) of them of one batch size. Returns int32
@@ -55,26 +59,26 @@ class BertPreprocessor(keras.layers.Layer):
   """
 
   def __init__(self, vocab_file=None, do_lower_case=True, max_seq_length=128,
-               vocab_size=None, pair_packing=ORIGINAL_PAIRS, **kwargs):
+               vocab_size=None, tokenization_rules=rules.ORIGINAL_RULES,
+               **kwargs):
     kwargs.setdefault("trainable", False)
     kwargs.setdefault("dtype", "int32")
     super().__init__(**kwargs)
-    if max_seq_length < 3:
-      raise ValueError(f"max_seq_length={max_seq_length}: a sequence needs "
-                       "room for [CLS], one token and [SEP]")
-    if pair_packing not in PAIR_PACKINGS:
-      raise ValueError(f"pair_packing={pair_packing!r}: expected one of "
-                       f"{', '.join(PAIR_PACKINGS)}")
+    check_max_seq_length(max_seq_length)
     self.do_lower_case = do_lower_case
-    self.max_seq_length = max_seq_length
+    self.max_seq_length = int(max_seq_length)
     self.vocab_size = vocab_size
-    self.pair_packing = pair_packing
-    self.tokenizer = InGraphTokenizer(None, do_lower_case, name="tokenizer")
+    self.tokenizer = InGraphTokenizer(None, do_lower_case, tokenization_rules,
+                                      name="tokenizer")
     self._asset_error = ValueError("BertPreprocessor: the .keras file has "
                                    "no vocabulary asset for it")
     if vocab_file is not None:
       self._set_vocabulary(vocab_file)
     self.build()
+
+  @property
+  def tokenization_rules(self):
+    return self.tokenizer.tokenization_rules
 
   def _set_vocabulary(self, vocab_file, what=None):
     """Reads vocab_file (a path or a rules.Vocabulary); `what` names it in
@@ -117,8 +121,7 @@ class BertPreprocessor(keras.layers.Layer):
     is_scalar = texts[0].shape.rank == 0
     if is_scalar:
       texts = [text[None] for text in texts]
-    packed = packed_texts(self.tokenizer, self.max_seq_length, *texts,
-                          pair_packing=self.pair_packing)
+    packed = packed_texts(self.tokenizer, self.max_seq_length, *texts)
     if is_scalar:
       return {name: value[0] for name, value in packed.items()}
     return packed
@@ -153,7 +156,7 @@ class BertPreprocessor(keras.layers.Layer):
     config.update(do_lower_case=self.do_lower_case,
                   max_seq_length=self.max_seq_length,
                   vocab_size=self.vocab_size,
-                  pair_packing=self.pair_packing)
+                  tokenization_rules=self.tokenization_rules)
     return config
 
   @classmethod
@@ -162,7 +165,25 @@ class BertPreprocessor(keras.layers.Layer):
       raise ValueError("BertPreprocessor config: 'vocab_file' names a path, "
                        "which a config may not; the vocabulary is the .keras "
                        "file's asset")
+    config = dict(config)
+    if "pair_packing" in config:  # the rules' name in older .keras files
+      config.setdefault("tokenization_rules", config.pop("pair_packing"))
     return cls(**config)
+
+
+def check_max_seq_length(max_seq_length):
+  """Raises ValueError unless max_seq_length is an integer of at least 3
+  (a string or a float would fail only at the first batch)."""
+  if not is_number(max_seq_length, numbers.Integral) or max_seq_length < 3:
+    raise ValueError(f"max_seq_length={max_seq_length!r}: expected an "
+                     f"integer of at least 3, room for [CLS], one token and "
+                     f"[SEP]")
+
+
+def is_number(value, kind):
+  """Whether value is a number of `kind` (numbers.Integral, numbers.Real),
+  not a bool."""
+  return isinstance(value, kind) and not isinstance(value, bool)
 
 
 def _same_batch(text_a, text_b):

@@ -6,6 +6,11 @@ mirror BasicTokenizer with regex classes built from Python's own Unicode
 tables (char_classes.py); lower-casing and NFD come from ICU (tf.strings.lower,
 text.normalize_utf8), and WordPiece from text.FastWordpieceTokenizer, which
 implements the same greedy longest-match-first algorithm.
+
+Under transformers' rules (rules.TRANSFORMERS_RULES) it gives the ids
+transformers' BertTokenizer gives: special tokens found in the raw text,
+case-sensitively, are kept whole and the text between them is tokenised on
+its own, and words of over 100 characters become [UNK].
 """
 
 import functools
@@ -22,10 +27,15 @@ from bert_tf.wordpiece import rules
 logger = logging.getLogger(__name__)
 
 # FastWordpieceTokenizer limits words by bytes; the original by characters
-# (200, a tokenizer.json its max_input_chars_per_word). Longer words are
-# replaced by [UNK] before WordPiece, so the byte limit only needs to admit
-# every word of up to that many four-byte characters.
+# (200, a tokenizer.json its max_input_chars_per_word; transformers 100).
+# Longer words are replaced by [UNK] before WordPiece, so the byte limit
+# only needs to admit every word of up to that many four-byte characters;
+# the op takes an int32, more bytes than any word a string tensor holds.
 _BYTES_PER_CHAR = 4
+_MAX_WORD_BYTES = 2**31 - 1
+
+# FastWordpieceTokenizer's longest piece (after "##").
+_MAX_PIECE_BYTES = 256
 
 # Planes where Unicode assigns characters; ICU and Python may disagree there.
 _ASSIGNED_PLANES = [range(0x0, 0x40000), range(0xE0000, 0xF0000)]
@@ -78,6 +88,15 @@ def _overlong_words_to_unk(words, limit):
                   words)
 
 
+def _literal_pattern(tokens):
+  """An RE2 pattern matching any of `tokens` as written, the longest first
+  where several match at one place (transformers' leftmost-longest)."""
+  escaped = ["".join(char if char.isascii() and char.isalnum()
+                     else f"\\x{{{ord(char):x}}}" for char in token)
+             for token in sorted(tokens, key=len, reverse=True)]
+  return "|".join(escaped)
+
+
 def lower_and_strip_accents(texts):
   """do_lower_case's normalisation: lower-case, NFD, drop Mn marks."""
   texts = tf.strings.lower(texts, encoding="utf-8")
@@ -121,20 +140,31 @@ def version_sensitive_chars(vocab, do_lower_case):
       if any(set(spelling) <= vocab_chars for spelling in spellings))
 
 
-def _wordpiece_vocab(vocab):
+def _wordpiece_vocab(vocabulary, max_chars):
   """The vocab as a list indexed by id, as FastWordpieceTokenizer wants it.
 
   Lines the original can never match become placeholders containing U+FFFD
   (which cleaning removes from every input; U+0000 would end the key in
   FastWordpieceTokenizer's trie): earlier copies of a repeated
-  token (load_vocab keeps the last line), blank lines, and "##" (an empty
-  continuation, which the original never looks up).
+  token (load_vocab keeps the last line), blank lines, "##" (an empty
+  continuation, which the original never looks up) and pieces longer than
+  a word may be (max_chars characters). A piece it could match that is
+  over FastWordpieceTokenizer's byte limit is refused, naming the file.
   """
+  vocab = vocabulary.vocab
   tokens = [None] * (max(vocab.values()) + 1) if vocab else []
   for token, index in vocab.items():
     tokens[index] = token
-  return [token if token not in (None, "", "##") else f"\ufffdunused{index}"
-          for index, token in enumerate(tokens)]
+  for index, token in enumerate(tokens):
+    piece = token and token.removeprefix("##")
+    if not piece or len(piece) > max_chars:
+      tokens[index] = f"\ufffdunused{index}"
+    elif len(piece.encode("utf-8")) > _MAX_PIECE_BYTES:
+      raise ValueError(
+          f"{vocabulary.path}: token {index} ({token[:20]!r}...) has "
+          f"{len(piece.encode('utf-8'))} bytes; the in-graph tokenizer "
+          f"(TensorFlow Text's) takes pieces of up to {_MAX_PIECE_BYTES}")
+  return tokens
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -148,19 +178,26 @@ class InGraphTokenizer(keras.layers.Layer):
 
   Args:
     vocab_file: vocab.txt, one token per line, or a tokenizer.json (whose
-      word length limit it follows, and whose casing do_lower_case must
-      be).
+      word length limit it follows under the original's rules, and whose
+      casing do_lower_case must be).
     do_lower_case: lower-case and strip accents, as FullTokenizer.
+    tokenization_rules: rules.ORIGINAL_RULES (FullTokenizer's ids) or
+      rules.TRANSFORMERS_RULES (transformers' BertTokenizer's: the
+      vocabulary's special tokens, rules.Vocabulary.special_tokens, kept
+      whole where they appear in text; a word limit of 100 characters).
 
   Example:
     >>> tokenizer = InGraphTokenizer("vocab.txt", do_lower_case=True)
     >>> tokenizer(tf.constant(["Hello, world!"]))  # RaggedTensor of int64 ids
   """
 
-  def __init__(self, vocab_file, do_lower_case=True, **kwargs):
+  def __init__(self, vocab_file, do_lower_case=True,
+               tokenization_rules=rules.ORIGINAL_RULES, **kwargs):
     kwargs.setdefault("trainable", False)
     super().__init__(**kwargs)
+    rules.check_tokenization_rules(tokenization_rules)
     self.do_lower_case = do_lower_case
+    self.tokenization_rules = tokenization_rules
     self.vocab_file = None
     if vocab_file is not None:
       self.set_vocabulary(vocab_file)
@@ -178,6 +215,13 @@ class InGraphTokenizer(keras.layers.Layer):
     self.vocab_file = vocabulary.path
     self.vocab = vocab
     self.max_input_chars_per_word = vocabulary.max_input_chars_per_word
+    # The tokens kept whole where they appear in text.
+    self.kept_whole = ()
+    if self.tokenization_rules == rules.TRANSFORMERS_RULES:
+      self.max_input_chars_per_word = \
+          rules.TRANSFORMERS_MAX_INPUT_CHARS_PER_WORD
+      self.kept_whole = vocabulary.special_tokens
+    self._kept_whole_pattern = _literal_pattern(self.kept_whole)
     self.sensitive_chars = version_sensitive_chars(vocab, self.do_lower_case)
     if self.sensitive_chars:
       logger.warning(
@@ -187,9 +231,10 @@ class InGraphTokenizer(keras.layers.Layer):
           vocabulary.path, len(self.sensitive_chars),
           sorted(self.sensitive_chars)[:20])
     self._wordpiece = text.FastWordpieceTokenizer(
-        vocab=_wordpiece_vocab(vocab),
+        vocab=_wordpiece_vocab(vocabulary, self.max_input_chars_per_word),
         suffix_indicator="##",
-        max_bytes_per_word=_BYTES_PER_CHAR * self.max_input_chars_per_word,
+        max_bytes_per_word=min(_BYTES_PER_CHAR * self.max_input_chars_per_word,
+                               _MAX_WORD_BYTES),
         token_out_type=tf.int64,
         unknown_token=rules.UNK_TOKEN,
         no_pretokenization=True,
@@ -205,12 +250,44 @@ class InGraphTokenizer(keras.layers.Layer):
     validate_utf8=False skips dropping invalid UTF-8 bytes, for callers
     whose strings are known to be valid (encoded from Python str).
     """
-    words = clean_and_split(tf.convert_to_tensor(texts, tf.string),
-                            self.do_lower_case, validate_utf8)
+    texts = tf.convert_to_tensor(texts, tf.string)
+    if self.kept_whole:
+      return self._ids_keeping_whole(texts, validate_utf8)
+    return self._ids(texts, validate_utf8)
+
+  def _ids(self, texts, validate_utf8):
+    """[batch] texts -> [batch, (tokens)] ids, words over the limit [UNK]."""
+    words = clean_and_split(texts, self.do_lower_case, validate_utf8)
     words = tf.ragged.map_flat_values(_overlong_words_to_unk, words,
                                       self.max_input_chars_per_word)
     # [batch, (words), (pieces)] -> [batch, (tokens)]
     return self._wordpiece.tokenize(words).merge_dims(1, 2)
+
+  def _ids_keeping_whole(self, texts, validate_utf8):
+    """_ids, each special token found in the raw text (case-sensitively)
+    kept whole, its own id, and the text between tokenised on its own, as
+    transformers' added tokens (normalized false) split text."""
+    if validate_utf8:
+      texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8",
+                                           errors="ignore")
+    # regex_split ends a string at U+0000; cleaning deletes both.
+    texts = tf.strings.regex_replace(texts, "\\x00", "\ufffd")
+    pattern = self._kept_whole_pattern
+    # [batch, (segments)]: the special tokens and the texts between them.
+    segments = text.regex_split(texts, pattern, pattern)
+    segment_texts = segments.flat_values
+    is_token = tf.strings.regex_full_match(segment_texts, pattern)
+    between = self._ids(tf.where(is_token, "", segment_texts), False)
+    tokens = tf.boolean_mask(segment_texts, is_token)
+    # [tokens]: which of kept_whole each is, then its id.
+    which = tf.argmax(tf.equal(tokens[:, None], self.kept_whole), axis=1)
+    token_ids = tf.RaggedTensor.from_row_lengths(
+        tf.gather(tf.constant([self.vocab[token] for token in
+                               self.kept_whole], tf.int64), which),
+        tf.cast(is_token, tf.int64))
+    # A segment is a token or text, so one of the two is empty.
+    ids = tf.concat([between, token_ids], axis=1)
+    return segments.with_flat_values(ids).merge_dims(1, 2)
 
   def word_pieces_with_offsets(self, words):
     """WordPiece for words already split (offsets.split_with_offsets).
@@ -244,7 +321,8 @@ class InGraphTokenizer(keras.layers.Layer):
 
   def get_config(self):
     config = super().get_config()
-    config.update(vocab_file=self.vocab_file, do_lower_case=self.do_lower_case)
+    config.update(vocab_file=self.vocab_file, do_lower_case=self.do_lower_case,
+                  tokenization_rules=self.tokenization_rules)
     return config
 
   @classmethod

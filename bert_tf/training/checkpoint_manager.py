@@ -11,6 +11,7 @@ import os
 import re
 
 from bert_tf.checkpoints import checkpoint_writer, tf_checkpoints
+from bert_tf.checkpoints.names import GLOBAL_STEP
 from bert_tf.files import atomic_outputs, storage
 
 logger = logging.getLogger(__name__)
@@ -62,6 +63,15 @@ def checkpoint_names(directory):
   return found
 
 
+def _global_step(prefix):
+  """A checkpoint's global_step (0 where it has none)."""
+  reader = tf_checkpoints.open_reader(prefix)
+  if GLOBAL_STEP not in reader.get_variable_to_shape_map():
+    return 0
+  return int(tf_checkpoints.read_tensors(reader, prefix,
+                                         [GLOBAL_STEP])[GLOBAL_STEP])
+
+
 class CheckpointManager:
   """Saves and restores a model with its AdamWeightDecay optimizer.
 
@@ -96,12 +106,17 @@ class CheckpointManager:
     logger.info("Saved %s", name)
     return os.path.join(self.directory, name)
 
-  def restore_latest(self):
+  def restore_latest(self, slots=True):
     """Loads the newest intact checkpoint listed in the index, if any.
 
     A damaged one (truncated or corrupt files, e.g. from a full disk) is
     skipped with a warning for the one before it, and dropped from the
     index, so the same command recovers instead of failing forever.
+
+    Args:
+      slots: whether the optimizer's slots are restored too (to train on);
+        without them, a model that trains other variables than the
+        checkpoint's run did (LoRA adapters or not) evaluates it.
 
     Returns:
       Its global_step, or 0 when the directory has no checkpoint yet.
@@ -114,7 +129,7 @@ class CheckpointManager:
     for name in reversed(self.kept):
       path = os.path.join(self.directory, name)
       try:
-        step = self._restore(path)
+        step = self._restore(path, slots)
       except tf_checkpoints.CorruptCheckpointError as error:
         logger.warning("%s; trying the checkpoint before it", error)
         damaged.append(name)
@@ -129,14 +144,15 @@ class CheckpointManager:
           f"file) to start again from --init_checkpoint")
     return 0
 
-  def _restore(self, path):
-    """Weights, slots and step from one checkpoint, all of them required."""
+  def _restore(self, path, slots):
+    """Weights, step and, where `slots`, slots from one checkpoint, all of
+    them required."""
     try:
       report = tf_checkpoints.load_checkpoint(self.model, path)
       if report.not_in_checkpoint:
         raise ValueError(f"it lacks {_listing(report.not_in_checkpoint)}")
-      step = tf_checkpoints.load_optimizer_slots(self.model, self.optimizer,
-                                              path)
+      step = tf_checkpoints.load_optimizer_slots(
+          self.model, self.optimizer, path) if slots else _global_step(path)
     except tf_checkpoints.CorruptCheckpointError:
       raise
     except ValueError as error:

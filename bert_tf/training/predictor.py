@@ -56,6 +56,7 @@ class Predictor:
       length: positions past a batch's own length, which no real token
       reaches, hold -inf (0 for integers).
     """
+    batch_size = _rows_per_batch(batch_size, features)
     if by_length:
       batches = batching.length_bucketed_batches(
           features, batch_size, round_up=self._round_lengths)
@@ -83,7 +84,8 @@ class Predictor:
     are held back at a time."""
     pending, next_index = {}, 0
     for batch in batching.length_bucketed_batches(
-        features, batch_size, chunk_batches, self._round_lengths):
+        features, _rows_per_batch(batch_size, features), chunk_batches,
+        self._round_lengths):
       outputs, indexes = self._predict_batch(batch)
       for row, index in enumerate(indexes.tolist()):
         pending[index] = tf.nest.map_structure(
@@ -148,6 +150,13 @@ class Predictor:
   def _replica_outputs(self, features):
     passed = {name: features[name] for name in _PASSED_THROUGH}
     return self._model_outputs(features), passed
+
+
+def _rows_per_batch(batch_size, features):
+  """batch_size, or fewer where there are fewer features: batches are
+  padded to one size (one trace serves them all), and a batch larger than
+  the features would be padding rows alone."""
+  return min(batch_size, max(len(features["is_real_example"]), 1))
 
 
 def _padded(value, axes, length):

@@ -84,15 +84,23 @@ class Trainer:
   def global_step(self):
     return int(self.optimizer.iterations.numpy())
 
-  def restore(self, init_checkpoint=None):
-    """Resumes from output_dir's newest checkpoint, else loads init_checkpoint.
+  def restore(self, init_checkpoint=None, slots=True):
+    """Resumes from output_dir's newest checkpoint, else loads init_checkpoint:
+    a head of another number of labels there is left out, and the model's
+    new one trains (tf_checkpoints.load_checkpoint's new_head), as
+    from_pretrained starts one.
+
+    Args:
+      slots: whether output_dir's optimizer slots are restored (to train
+        on; see CheckpointManager.restore_latest).
 
     Returns:
       The global step training continues from.
     """
-    step = self.checkpoints.restore_latest()
+    step = self.checkpoints.restore_latest(slots)
     if step == 0 and init_checkpoint:
-      tf_checkpoints.load_checkpoint(self.model, init_checkpoint)
+      tf_checkpoints.load_checkpoint(self.model, init_checkpoint,
+                                     new_head=True)
     return step
 
   def train(self, dataset):
@@ -291,8 +299,10 @@ def create_trainer(strategy, build_model, objective, output_dir, options,
   created under the strategy, in options.dtype.
 
   Args:
-    train_batch_size: when given, checked against the replicas and
-      micro-batches before anything is restored.
+    train_batch_size: the run's when it trains, checked against the
+      replicas and micro-batches before anything is restored; None for a
+      run that only evaluates or predicts, which restores no optimizer
+      slots.
 
   Raises:
     ValueError: naming the bad setting or checkpoint.
@@ -308,7 +318,7 @@ def create_trainer(strategy, build_model, objective, output_dir, options,
                     options)
   if train_batch_size is not None:
     trainer.check_batch_size(train_batch_size)
-  trainer.restore(init_checkpoint)
+  trainer.restore(init_checkpoint, slots=train_batch_size is not None)
   return trainer
 
 

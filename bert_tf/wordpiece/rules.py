@@ -27,6 +27,15 @@ SPECIAL_TOKENS = (UNK_TOKEN, CLS_TOKEN, SEP_TOKEN, MASK_TOKEN)
 # and [SEP] to pack every sequence (pretraining data needs [MASK] too).
 REQUIRED_TOKENS = (UNK_TOKEN, CLS_TOKEN, SEP_TOKEN)
 MAX_INPUT_CHARS_PER_WORD = 200
+# Whose tokenizer a model was trained with, whose rules it tokenises and
+# packs by: the original's (FullTokenizer), or transformers' (BertTokenizer:
+# special tokens in text kept whole, words of up to 100 characters, pairs
+# truncated and packed as bert_tf.text.packing says).
+ORIGINAL_RULES, TRANSFORMERS_RULES = "original", "transformers"
+TOKENIZATION_RULES = (ORIGINAL_RULES, TRANSFORMERS_RULES)
+# transformers' word limit, whatever a tokenizer.json says (BertTokenizer
+# builds its WordPiece from the vocabulary alone).
+TRANSFORMERS_MAX_INPUT_CHARS_PER_WORD = 100
 # Special tokens ([CLS], [unused12], <S>): reserved, not pieces of words.
 BRACKETED_TOKEN = re.compile(r"\[[^\]]+\]|<[^>]+>")
 
@@ -59,16 +68,28 @@ class Vocabulary:
     max_input_chars_per_word: longer words become [UNK].
     lower_case: whether a tokenizer.json's normalizer lower-cases; None
       for a vocab.txt, which does not say.
+    added_tokens: a tokenizer.json's special added tokens; () for a
+      vocab.txt.
   """
   path: str
   data: bytes = dataclasses.field(repr=False)
   vocab: dict = dataclasses.field(repr=False)
   max_input_chars_per_word: int = MAX_INPUT_CHARS_PER_WORD
   lower_case: object = None
+  added_tokens: tuple = ()
 
   @property
   def is_tokenizer_json(self):
     return tokenizer_json.is_tokenizer_json(self.path)
+
+  @property
+  def special_tokens(self):
+    """The tokens transformers keeps whole where they appear in text:
+    [PAD], [UNK], [CLS], [SEP] and [MASK] where the vocabulary has them,
+    and a tokenizer.json's added tokens."""
+    named = [token for token in (PAD_TOKEN,) + SPECIAL_TOKENS
+             if token in self.vocab]
+    return tuple(dict.fromkeys(named + list(self.added_tokens)))
 
   @property
   def md5(self):
@@ -89,7 +110,16 @@ def read_vocabulary(vocab_file):
   settings = tokenizer_json.tokenizer_settings(json_files.parse_json_object(
       input_checks.decode_utf8(data, path), path), path)
   return Vocabulary(path, data, settings.vocab,
-                    settings.max_input_chars_per_word, settings.lower_case)
+                    settings.max_input_chars_per_word, settings.lower_case,
+                    settings.added_tokens)
+
+
+def check_tokenization_rules(tokenization_rules):
+  """Raises ValueError unless tokenization_rules is one of
+  TOKENIZATION_RULES."""
+  if tokenization_rules not in TOKENIZATION_RULES:
+    raise ValueError(f"tokenization_rules={tokenization_rules!r}: expected "
+                     f"one of {', '.join(map(repr, TOKENIZATION_RULES))}")
 
 
 def load_vocab(vocab_file):

@@ -22,6 +22,15 @@ TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 _UNSET_MAX_LENGTH = 1e29
 _WORD_PIECE_PREFIX = "##"
 _UNK_TOKEN = "[UNK]"  # rules.UNK_TOKEN, which imports this
+# An AddedToken's matching options that bert_tf does not reproduce.
+_ADDED_TOKEN_FLAGS = ("lstrip", "rstrip", "single_word", "normalized")
+# tokenizer_config.json's fields naming special tokens, and the only tokens
+# bert_tf reads there (rules' *_TOKEN, which imports this).
+_NAMED_TOKENS = {"pad_token": "[PAD]", "unk_token": _UNK_TOKEN,
+                 "cls_token": "[CLS]", "sep_token": "[SEP]",
+                 "mask_token": "[MASK]"}
+_EXTRA_SPECIAL_TOKENS = ("additional_special_tokens", "extra_special_tokens")
+_VOCAB_TXT = "vocab.txt"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,18 +43,28 @@ class TokenizerJson:
     max_input_chars_per_word: longer words become [UNK].
     lower_case: whether the normalizer lower-cases and strips accents; None
       for a vocab.txt, which does not say.
+    added_tokens: the special tokens transformers keeps whole in text.
   """
   vocab: dict
   max_input_chars_per_word: int
   lower_case: object = None
+  added_tokens: tuple = ()
 
 
 @dataclasses.dataclass(frozen=True)
 class TokenizerConfig:
-  """tokenizer_config.json's settings; None where it does not say."""
+  """tokenizer_config.json's settings; None where it does not say.
+
+  Attributes:
+    added_tokens: added_tokens_decoder's tokens, which transformers follows
+      instead of a tokenizer.json's added_tokens; None where it has none.
+    extra_special_tokens: the further special tokens it names.
+  """
   do_lower_case: object = None
   strip_accents: object = None
   model_max_length: object = None
+  added_tokens: object = None
+  extra_special_tokens: tuple = ()
 
 
 def is_tokenizer_json(path):
@@ -105,12 +124,13 @@ def tokenizer_settings(values, path):
   if unk_token != _UNK_TOKEN or unk_token not in vocab:
     raise ValueError(f"{path}: model.unk_token is {unk_token!r}; bert_tf "
                      f"reads {_UNK_TOKEN!r}, a token of model.vocab")
-  _check_added_tokens(values.get("added_tokens") or [], vocab, path)
+  added_tokens = _special_tokens(values.get("added_tokens") or [], vocab,
+                                 f"{path}: added_tokens")
   limit = model.get("max_input_chars_per_word")
   if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
     raise ValueError(f"{path}: model.max_input_chars_per_word is "
                      f"{limit!r}; expected a positive integer")
-  return TokenizerJson(vocab, limit, lower_case)
+  return TokenizerJson(vocab, limit, lower_case, added_tokens)
 
 
 def _vocab(vocab, path):
@@ -127,19 +147,48 @@ def _vocab(vocab, path):
   return dict(sorted(vocab.items(), key=lambda item: item[1]))
 
 
-def _check_added_tokens(added_tokens, vocab, path):
-  """Special added tokens must be vocabulary tokens (bert_tf looks them up
-  there); others would be split off before WordPiece, which bert_tf does
-  not do."""
+def _special_tokens(added_tokens, vocab, where):
+  """The contents of added tokens (a list of AddedToken's fields, `where`
+  naming it), checked to be what bert_tf keeps whole as transformers does:
+  special tokens of the vocabulary (bert_tf looks them up there), matched
+  as written (not normalized) wherever they are (no lstrip, rstrip or
+  single_word). Others would be split off before WordPiece, which bert_tf
+  does not do."""
+  if not isinstance(added_tokens, list) or not all(
+      isinstance(token, dict) for token in added_tokens):
+    raise ValueError(f"{where} is not a list of objects")
   for index, token in enumerate(added_tokens):
-    content = token.get("content")
-    if token.get("special") is not True:
-      raise ValueError(f"{path}: added_tokens[{index}] ({content!r}) is not "
-                       f"special; bert_tf tokenizes it with WordPiece")
+    content = _special_token(token, f"{where}[{index}]")
     if vocab.get(content) != token.get("id"):
-      raise ValueError(f"{path}: added_tokens[{index}] ({content!r}) has id "
+      raise ValueError(f"{where}[{index}] ({content!r}) has id "
                        f"{token.get('id')}, but model.vocab gives it "
                        f"{vocab.get(content)}")
+  return tuple(token["content"] for token in added_tokens)
+
+
+def _special_token(token, where):
+  """The content of an AddedToken's fields, checked to be special and
+  matched as written (its flags false, as AddedToken's defaults for a
+  special token)."""
+  content = token.get("content")
+  if not isinstance(content, str) or not content:
+    raise ValueError(f"{where}: its content is {content!r}; expected a "
+                     f"non-empty string")
+  if token.get("special") is not True:
+    raise ValueError(f"{where} ({content!r}) is not special; bert_tf "
+                     f"tokenizes it with WordPiece")
+  _check_flags(token, where)
+  return content
+
+
+def _check_flags(token, where):
+  """Raises ValueError unless an AddedToken's fields leave its matching
+  options false (their default for a special token)."""
+  for flag in _ADDED_TOKEN_FLAGS:
+    if token.get(flag, False) is not False:
+      raise ValueError(f"{where} ({token.get('content')!r}) has {flag} "
+                       f"{token[flag]!r}; bert_tf keeps special tokens whole "
+                       f"as written, with every flag false")
 
 
 def read_tokenizer_config(path):
@@ -151,17 +200,104 @@ def read_tokenizer_config(path):
                      f"always splits CJK characters (as the original)")
   do_lower_case = _lower_case(values, ("do_lower_case", "strip_accents"),
                               path)
-  length = values.get("model_max_length")
-  if not isinstance(length, (int, float)) or isinstance(length, bool) or \
-      length >= _UNSET_MAX_LENGTH:
-    length = None
+  special_tokens = _config_special_tokens(values, path)
   return TokenizerConfig(_bool_or_none(do_lower_case),
                          _bool_or_none(values.get("strip_accents")),
-                         length and int(length))
+                         _model_max_length(values, path), *special_tokens)
+
+
+# The shortest max length: room for [CLS], a token and [SEP].
+MIN_MAX_LENGTH = 3
+
+
+def _model_max_length(values, path):
+  """model_max_length, None where unset (absent, null, or transformers'
+  1e30); raises ValueError, naming the file, for one that is no integer of
+  at least 3 (room for [CLS], a token and [SEP]): transformers'
+  tokenizers fail on "24" or 24.0 (sentence-transformers refuses the
+  folder)."""
+  length = values.get("model_max_length")
+  if length is None or (isinstance(length, (int, float)) and
+                        length >= _UNSET_MAX_LENGTH):
+    return None
+  if isinstance(length, bool) or not isinstance(length, int) or \
+      length < MIN_MAX_LENGTH:
+    raise ValueError(f"{path}: model_max_length is {length!r}; expected an "
+                     f"integer of at least {MIN_MAX_LENGTH}")
+  return length
 
 
 def _bool_or_none(value):
   return value if isinstance(value, bool) else None
+
+
+def _config_special_tokens(values, path):
+  """tokenizer_config.json's (added_tokens, extra_special_tokens) of
+  TokenizerConfig, its named special tokens checked to be BERT's."""
+  for field, token in _NAMED_TOKENS.items():
+    value = values.get(field, token)
+    if _content(value) != token:
+      raise ValueError(f"{path}: {field} is {_content(value)!r}; bert_tf's "
+                       f"BERT tokenizer has {token!r}")
+    if isinstance(value, dict):
+      _check_flags(value, f"{path}: {field}")
+  decoder = values.get("added_tokens_decoder")
+  if decoder is not None and not (isinstance(decoder, dict) and all(
+      isinstance(token, dict) for token in decoder.values())):
+    raise ValueError(f"{path}: added_tokens_decoder is not an object of "
+                     f"objects")
+  added = None if decoder is None else tuple(
+      _special_token(token, f"{path}: added_tokens_decoder[{key!r}]")
+      for key, token in decoder.items())
+  extra = []
+  for field in _EXTRA_SPECIAL_TOKENS:
+    tokens = values.get(field) or []
+    if isinstance(tokens, dict):  # transformers 5's {name: token}
+      tokens = list(tokens.values())
+    contents = list(map(_content, tokens)) if isinstance(tokens, list) \
+        else None
+    if contents is None or not all(isinstance(token, str)
+                                   for token in contents):
+      raise ValueError(f"{path}: {field} is not a list of tokens")
+    extra.extend(contents)
+  return added, tuple(extra)
+
+
+def _content(token):
+  """A special token as tokenizer_config.json gives it: a string, or an
+  AddedToken's fields."""
+  return token.get("content") if isinstance(token, dict) else token
+
+
+def _check_kept_whole(folder, find_file, files, config, settings):
+  """Raises ValueError, naming the file, where transformers would keep
+  other special tokens whole in text than bert_tf: BERT's named ones, and
+  a tokenizer.json's added tokens where it reads that file as the
+  vocabulary (a folder with no vocab.txt). transformers takes
+  tokenizer_config.json's added_tokens_decoder where it has one, else
+  tokenizer.json's added_tokens, and the extra special tokens the config
+  names. files: (tokenizer.json, tokenizer_config.json), either None."""
+  tokenizer_file, config_file = files
+  named = set(_NAMED_TOKENS.values())
+  in_json = settings.added_tokens if settings else ()
+  added = in_json if config.added_tokens is None else config.added_tokens
+  theirs = set(added).union(config.extra_special_tokens) - named
+  ours = set(in_json) - named if settings and \
+      find_file(folder, _VOCAB_TXT) is None else set()
+  unkept = sorted(theirs - ours, key=str)
+  if unkept:
+    where = tokenizer_file if unkept[0] in in_json else config_file
+    raise ValueError(
+        f"{where}: {unkept[0]!r} is a special token, which transformers "
+        f"keeps whole in text; bert_tf keeps whole "
+        f"{', '.join(_NAMED_TOKENS.values())} and a tokenizer.json's added "
+        f"tokens where it is the vocabulary (no {_VOCAB_TXT} beside it)")
+  unsaid = sorted(ours - theirs)
+  if unsaid:
+    raise ValueError(
+        f"{tokenizer_file}: added token {unsaid[0]!r} is not in "
+        f"{config_file}'s added_tokens_decoder, which transformers follows; "
+        f"the two files must agree")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,6 +345,8 @@ def read_folder(folder, find_file):
   settings = tokenizer_file and read_tokenizer_json(tokenizer_file)
   config = read_tokenizer_config(config_file) if config_file else \
       TokenizerConfig()
+  _check_kept_whole(folder, find_file, (tokenizer_file, config_file), config,
+                    settings)
   do_lower_case, where = config.do_lower_case, config_file
   if settings is not None:
     for field in ("do_lower_case", "strip_accents"):

@@ -2,6 +2,7 @@
 and checked against sentence-transformers' own outputs for them; what
 bert_tf does not reproduce is refused in one line naming file and field."""
 
+import json
 import os
 import re
 import shutil
@@ -81,7 +82,7 @@ def test_a_cross_encoder_folder_scores_as_sentence_transformers(opened,
   activation, max_length, labels = CROSS_ENCODER_SETTINGS[name]
   assert (model.score_activation, model.labels) == (activation, labels)
   assert model.preprocessor.max_seq_length == max_length
-  assert model.preprocessor.pair_packing == "transformers"
+  assert model.preprocessor.tokenization_rules == "transformers"
   values = expected(name)
   assert_as_sentence_transformers_scores(
       model((values["firsts"], values["seconds"])), values)
@@ -114,6 +115,31 @@ def test_a_cross_encoder_without_activation_fn_takes_the_default(
             lambda values: values.pop("activation_fn"))
   model = bert_tf.load_pretrained(directory).model
   assert model.score_activation == default
+
+
+IDENTITY = "torch.nn.modules.linear.Identity"
+
+
+@pytest.mark.parametrize("in_model_config, scores", [
+    (None, "logits"), ("torch.nn.modules.activation.Sigmoid", "scores")])
+def test_config_json_s_activation_counts_where_the_model_config_s_does_not(
+    tmp_path, in_model_config, scores):
+  """sentence-transformers takes config_sentence_transformers.json's
+  activation_fn, else config.json's (a Sigmoid folder here: its
+  expected.npz holds the scores of Sigmoid and of Identity, its logits)."""
+  directory = copied(tmp_path, "cross_encoder")
+  edit_json(os.path.join(directory, sentence_transformers.MODEL_CONFIG_FILE),
+            lambda values: values.update(activation_fn=in_model_config))
+  edit_json(os.path.join(directory, "config.json"),
+            lambda values: values.update(
+                sentence_transformers={"activation_fn": IDENTITY}))
+  model = bert_tf.load_pretrained(directory).model
+  assert model.score_activation == ("linear" if in_model_config is None
+                                    else "sigmoid")
+  values = expected("cross_encoder")
+  assert_as_sentence_transformers(
+      model.predict((values["firsts"], values["seconds"]),
+                    verbose=0)["scores"], values[scores])
 
 
 def test_a_hugging_face_folder_without_its_activation_is_a_classifier(
@@ -164,7 +190,8 @@ def test_a_cross_encoder_packs_pairs_as_transformers(opened):
   values = expected("cross_encoder")
   pairs = (values["firsts"], values["seconds"])
   original = bert_tf.BertPreprocessor(
-      opened("cross_encoder").vocab_file, True, 20, pair_packing="original")
+      opened("cross_encoder").vocab_file, True, 20,
+      tokenization_rules="original")
   ours, theirs = model.preprocessor(pairs), original(pairs)
   for row, (as_transformers, as_original) in PACKED.items():
     assert {name: value[row].numpy().tolist()
@@ -224,6 +251,21 @@ def _nested_too_deeply(directory):
 def _not_json(directory):
   with open(os.path.join(directory, "modules.json"), "w") as writer:
     writer.write('[{"idx": 0,')
+
+
+def _pooling_a_fifo(directory):
+  pooling = os.path.join(directory, "1_Pooling")
+  shutil.rmtree(pooling)
+  os.mkfifo(pooling)
+
+
+def _many_modules(directory):
+  """modules.json of 200,001 modules (a Transformer, then Pooling ones)."""
+  path = os.path.join(directory, "modules.json")
+  with open(path, encoding="utf-8") as reader:
+    modules = json.load(reader)
+  with open(path, "w", encoding="utf-8") as writer:
+    writer.write(json.dumps(modules[:1] + modules[1:2] * 200000))
 
 
 SOFTPLUS = "torch.nn.modules.activation.Softplus"
@@ -304,6 +346,63 @@ REFUSALS = {
         "sentence_bert_config.json",
         "do_lower_case lower-cases the text for a tokenizer that keeps "
         "case"),
+    "similarity cos_sim": (
+        "today_mean", _set("config_sentence_transformers.json",
+                           similarity_fn_name="cos_sim"),
+        "config_sentence_transformers.json",
+        "similarity_fn_name 'cos_sim'; expected one of cosine, dot, "
+        "euclidean, manhattan$"),
+    "similarity 5": ("today_mean", _set("config_sentence_transformers.json",
+                                        similarity_fn_name=5),
+                     "config_sentence_transformers.json",
+                     "similarity_fn_name 5; expected one of"),
+    "max_seq_length 1": ("classic_cls_dense", _set(
+        "sentence_bert_config.json", max_seq_length=1),
+                         "sentence_bert_config.json",
+                         "max_seq_length is 1; expected an integer of at "
+                         "least 3"),
+    "max_seq_length 2": ("classic_cls_dense", _set(
+        "sentence_bert_config.json", max_seq_length=2),
+                         "sentence_bert_config.json",
+                         "max_seq_length is 2; expected"),
+    "model_max_length '24'": ("today_mean", _set(
+        "tokenizer_config.json", model_max_length="24"),
+                              "tokenizer_config.json",
+                              "model_max_length is '24'; expected an "
+                              "integer of at least 3$"),
+    # transformers' tokenizer fails on it, as sentence-transformers does.
+    "model_max_length 24.0": ("today_mean", _set(
+        "tokenizer_config.json", model_max_length=24.0),
+                              "tokenizer_config.json",
+                              "model_max_length is 24.0; expected"),
+    "model_max_length -5": ("cross_encoder", _set(
+        "tokenizer_config.json", model_max_length=-5),
+                            "tokenizer_config.json",
+                            "model_max_length is -5; expected"),
+    "regression of 3 labels": ("cross_encoder_nli", _set(
+        "config.json", problem_type="regression"), "config.json",
+                               "\"problem_type\" is 'regression' with 3 "
+                               "labels; a regression predicts one value"),
+    "a label twice": (
+        "cross_encoder_nli", _set("config.json", id2label={
+            "0": "contradiction", "1": "entailment", "2": "entailment"}),
+        "config.json", "\"id2label\" names 'entailment' twice; each of the "
+                       "head's rows has a label of its own"),
+    "include_prompt 'true'": ("today_mean", _set("1_Pooling/config.json",
+                                                 include_prompt="true"),
+                              "1_Pooling/config.json",
+                              "include_prompt is 'true'; expected true or "
+                              "false$"),
+    "Pooling a FIFO": ("today_mean", _pooling_a_fifo, "modules.json",
+                       "module 1: '1_Pooling' is a FIFO, not a folder$"),
+    "Pooling at the root": (
+        "today_mean", _modules(lambda modules: modules[1].update(path=".")),
+        "modules.json", "module 1: a Pooling module in the folder's root, "
+                        "whose config.json is the BERT's"),
+    "200,001 modules": ("today_mean", _many_modules, "modules.json",
+                        r"modules Transformer, Pooling, Pooling, Pooling, "
+                        r"Pooling, Pooling, Pooling, Pooling, \.\.\. "
+                        r"\(200001 in all\); bert_tf reproduces"),
     "v4 activation": (
         "cross_encoder_v4", lambda directory: edit_json(
             os.path.join(directory, "config.json"),
@@ -323,7 +422,7 @@ def test_what_bert_tf_does_not_reproduce_is_refused_in_one_line(tmp_path,
   with pytest.raises(ValueError) as error:
     bert_tf.load_pretrained(directory)
   line = str(error.value)
-  assert "\n" not in line
+  assert "\n" not in line and len(line) < 400
   assert re.match(re.escape(os.path.join(directory, relative)) + ": " +
                   message, line), line
 

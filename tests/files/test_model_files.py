@@ -104,3 +104,88 @@ def test_a_module_folder_leading_out_is_refused(folder):
     with pytest.raises(ValueError, match=f"^modules.json: module 1: "
                                          f"{message}"):
       model_folder(str(folder), name, "modules.json: module 1")
+
+
+def _cache_model(root, name="models--org--bert"):
+  """A model of transformers' cache: <name>/blobs/ and
+  <name>/snapshots/rev1/; returns the snapshot."""
+  (root / name / "blobs").mkdir(parents=True)
+  (root / name / "blobs" / "0a1b").write_text("{}")
+  snapshot = root / name / "snapshots" / "rev1"
+  snapshot.mkdir(parents=True)
+  return snapshot
+
+
+def test_a_repository_without_an_organisation_reads_its_blobs(tmp_path):
+  """models--<repo>, as the cache names bert-base-uncased's."""
+  snapshot = _cache_model(tmp_path, "models--bert-base-uncased")
+  os.symlink("../../blobs/0a1b", snapshot / "config.json")
+  assert model_file(str(snapshot), "config.json") == \
+      f"{snapshot}/config.json"
+
+
+def test_a_folder_below_any_snapshots_reads_nothing_outside_it(tmp_path):
+  """A directory named snapshots is no cache: ~/snapshots/my-model may not
+  link to ~/.secrets."""
+  (tmp_path / ".secrets").mkdir()
+  (tmp_path / ".secrets" / "credentials.json").write_text("{}")
+  model = tmp_path / "snapshots" / "my-model"
+  model.mkdir(parents=True)
+  os.symlink("../../.secrets/credentials.json",
+             model / "tokenizer_config.json")
+  with pytest.raises(ValueError, match=(
+      f"{model}/tokenizer_config.json resolves to {tmp_path}/.secrets/"
+      f"credentials.json, outside {model};")):
+    model_file(str(model), "tokenizer_config.json")
+
+
+@pytest.mark.parametrize("layout", [
+    "no blobs", "no models-- prefix", "datasets--", "models-- alone",
+    "sibling snapshot", "the cache folder", "blobs a link out"])
+def test_only_a_cache_models_blobs_are_inside_its_snapshots(tmp_path,
+                                                            layout):
+  """A link from snapshots/<revision>/ may reach its model's blobs/ and
+  nothing else."""
+  name = {"no models-- prefix": "org--bert", "datasets--": "datasets--org--x",
+          "models-- alone": "models--"}.get(layout, "models--org--bert")
+  snapshot = _cache_model(tmp_path, name)
+  cache = snapshot.parent.parent
+  target = "../../blobs/0a1b"
+  if layout == "no blobs":
+    os.rename(cache / "blobs", cache / "elsewhere")
+    target = "../../elsewhere/0a1b"
+  elif layout == "sibling snapshot":
+    (cache / "snapshots" / "rev2").mkdir()
+    (cache / "snapshots" / "rev2" / "config.json").write_text("{}")
+    target = "../rev2/config.json"
+  elif layout == "the cache folder":
+    (cache / "refs").mkdir()
+    (cache / "refs" / "main").write_text("rev1")
+    target = "../../refs/main"
+  elif layout == "blobs a link out":
+    (tmp_path / "secret.json").write_text("{}")
+    os.rename(cache / "blobs", cache / "real_blobs")
+    os.symlink(tmp_path, cache / "blobs")
+    target = "../../blobs/secret.json"
+  os.symlink(target, snapshot / "config.json")
+  with pytest.raises(ValueError, match="outside"):
+    model_file(str(snapshot), "config.json")
+
+
+@pytest.mark.parametrize("name, kind", [("fifo", "a FIFO"),
+                                        ("file", "a file"),
+                                        ("zero", "a character device")])
+def test_a_module_folder_that_is_no_folder_is_named(folder, name, kind):
+  os.mkfifo(folder / "fifo")
+  (folder / "file").write_text("{}")
+  os.symlink("/dev/zero", folder / "zero")
+  with pytest.raises(ValueError, match=(
+      f"^modules.json: module 1: '{name}' is {kind}, not a folder$")):
+    model_folder(str(folder), name, "modules.json: module 1")
+
+
+@pytest.mark.parametrize("name", ["", ".", "./", "sub/.."])
+def test_the_directory_itself_is_a_module_folder(folder, name):
+  (folder / "sub").mkdir()
+  assert model_folder(str(folder), name, "modules.json: module 0") == \
+      str(folder)

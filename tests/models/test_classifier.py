@@ -1,5 +1,6 @@
 """BertClassifier: run_classifier's model and its checkpoint names."""
 
+import json
 import os
 
 import keras
@@ -11,6 +12,8 @@ import bert_tf
 from tests.support.helpers import (ORIGINAL_TINY, PROJECT_DIR, random_inputs,
                                    tiny_config)
 from tests.support.keras_harness import run_model_test
+from tests.support.sentence_transformers_folders import (
+    FIXTURES_DIR, assert_as_sentence_transformers, expected, opener)
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
 
@@ -147,3 +150,196 @@ def test_one_bare_text_is_refused_saying_to_pass_a_list():
   with pytest.raises(ValueError, match=r"evaluate\(\(\['a'\], \['b'\]\)\)"):
     model.evaluate(("a", "b"), [1])
   assert model.predict(["one text"], verbose=0)["logits"].shape == (1, 2)
+
+
+@pytest.fixture(scope="module")
+def opened():
+  return opener()
+
+
+@pytest.fixture(scope="module")
+def cross_encoder(opened):
+  return opened("cross_encoder").model
+
+
+def test_pairs_come_as_columns_or_as_sentence_transformers_pairs(
+    cross_encoder):
+  """A tuple of two columns (lists or tuples), or CrossEncoder.predict's
+  list of (query, passage) pairs (tuples or lists) or numpy array [n, 2]
+  of them: the same scores, in predict and in a call."""
+  values = expected("cross_encoder")
+  firsts, seconds = values["firsts"], values["seconds"]
+  for form in ((firsts, seconds), (tuple(firsts), tuple(seconds)),
+               list(zip(firsts, seconds)),
+               [list(pair) for pair in zip(firsts, seconds)],
+               np.array(list(zip(firsts, seconds)))):
+    assert_as_sentence_transformers(
+        cross_encoder.predict(form, verbose=0)["scores"], values["scores"])
+    assert_as_sentence_transformers(cross_encoder(form)["scores"],
+                                    values["scores"])
+
+
+@pytest.mark.parametrize("x, message", [
+    ([("q", "p"), ("q", None)], r"x\[1\]'s second text is None; expected a "
+                                "str"),
+    ([("q", "p"), (3, "p")], r"x\[1\]'s first text is int"),
+    ([("q", "p"), ("q",)], r"x\[1\] is of length 1; expected a \(text_a, "
+                           r"text_b\) pair, as x\[0\]"),
+    ([("q", "p"), "q"], r"x\[1\] is str; expected a \(text_a, text_b\) pair"),
+    ((["q", None], ["p", "p"]), r"x\[0\]\[1\] is None; expected a str"),
+    ((("q",), ("p",), ("r",)), "x is a tuple of 3 columns; expected texts, "
+                               r"or two columns \(text_a, text_b\), or a "
+                               r"list of \(text_a, text_b\) pairs"),
+    (["q", None], r"x\[1\] is None; expected a str"),
+    (np.array([["q", "p", "r"]]), r"x is an array of shape \(1, 3\); "
+                                  r"expected texts \[batch\]"),
+    (["\ud800"], r"x\[0\] holds a lone surrogate"),
+])
+def test_what_is_not_a_text_is_refused_by_position(cross_encoder, x,
+                                                   message):
+  for method in ("predict", "evaluate"):
+    with pytest.raises(ValueError, match=f"^BertClassifier.{method}: "
+                                         f"{message}") as error:
+      getattr(cross_encoder, method)(x)
+    assert "\n" not in str(error.value)
+  with pytest.raises(ValueError, match=f"^BertClassifier: {message}"):
+    cross_encoder(x)
+
+
+@pytest.mark.parametrize("name", ["cross_encoder", "cross_encoder_nli"])
+def test_a_cross_encoders_default_loss_is_sentence_transformers(opened,
+                                                                name):
+  """compile()'s loss on a batch equals that of CrossEncoderTrainer's
+  default (binary cross-entropy on the logit for one label, graded labels
+  too; cross-entropy for three), make_cross_encoder_loss.py."""
+  with open(os.path.join(FIXTURES_DIR, "cross_encoder_loss.json"),
+            encoding="utf-8") as reader:
+    values = json.load(reader)
+  model = opened(name).model
+  model.compile()
+  loss = model.compute_loss(
+      y=np.array(values[name]["labels"]),
+      y_pred=model((values["queries"], values["passages"]), training=False))
+  np.testing.assert_allclose(loss, values[name]["value"], rtol=1e-5)
+
+
+@pytest.mark.parametrize("model, advice", [
+    (lambda: bert_tf.BertClassifier(tiny_config(), 2),
+     r"BertClassifier.from_pretrained\(model_dir\), or preprocessor="
+     r"bert_tf.BertPreprocessor\(vocab_file\), gives a model that takes "
+     "text$"),
+    (lambda: bert_tf.BertTagger(tiny_config(), 3),
+     r"tokenise the texts first: bert_tf.load_pretrained\(model_dir\)"
+     r".preprocessor\(\) gives a BertPreprocessor that does$"),
+])
+def test_a_model_of_ids_given_text_says_how_to_give_it_text(model, advice):
+  """Python strings, numpy or tensors of them, a dataset of them, in fit,
+  evaluate, predict and a call: one line naming the ids the model takes,
+  where Keras says "Unrecognized data type"."""
+  model = model()
+  name = type(model).__name__
+  texts = ["a text", "another"]
+  for x in (texts, np.array(texts), tf.constant(texts), (texts, texts),
+            tf.data.Dataset.from_tensor_slices(texts).batch(2)):
+    for method in ("fit", "evaluate", "predict"):
+      with pytest.raises(ValueError, match=(
+          f"^{name}.{method}: the model takes ids \\(input_ids, input_mask, "
+          f"segment_ids\\), not text; {advice}")):
+        getattr(model, method)(x)
+  with pytest.raises(ValueError, match=f"^BertClassifier: the model takes "
+                                       "ids"):
+    bert_tf.BertClassifier(tiny_config(), 2)(texts)
+
+
+COMMUNITY = f"{PROJECT_DIR}/tests/fixtures/community_checkpoint/biobert_style"
+TEXTS = [f"text number {index} about {'cats' if index % 2 else 'dogs'}"
+         for index in range(8)]
+
+
+@pytest.fixture(scope="module")
+def three_labels():
+  """A raw-text classifier of 3 named labels, compiled; never trained
+  here (each case is refused before a step)."""
+  return bert_tf.BertClassifier.from_pretrained(
+      COMMUNITY, num_labels=3, max_seq_length=16,
+      labels=["negative", "neutral", "positive"])
+
+
+def test_labels_as_a_list_tuple_array_or_tensor():
+  """Lists work as they do for texts; each form gives the same loss."""
+  model = bert_tf.BertClassifier.from_pretrained(COMMUNITY, num_labels=3,
+                                                 max_seq_length=16)
+  labels = [index % 3 for index in range(8)]
+  model.fit(TEXTS, labels, batch_size=8, verbose=0)
+  losses = [model.evaluate(TEXTS, form, verbose=0)[0]
+            for form in (labels, tuple(labels), np.array(labels),
+                         tf.constant(labels), np.array(labels, np.float32))]
+  # Sample weights as a list too (Keras alone blames x for one).
+  losses.append(model.evaluate(TEXTS, labels, sample_weight=[1.0] * 8,
+                               verbose=0)[0])
+  np.testing.assert_allclose(losses, losses[0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("labels, message", [
+    ([7] * 8, r"y holds 7; expected class ids 0 to 2 \(num_labels=3\)$"),
+    ([0] * 7 + [-1], "y holds -1; expected class ids 0 to 2"),
+    ([0.5] * 8, "y holds 0.5; expected class ids 0 to 2"),
+    ([0] * 7 + [float("nan")], "y holds nan; expected finite numbers"),
+    ([0] * 7 + [None], "y holds None; expected numbers"),
+    (["positive"] * 8, r"y holds strings \('positive', ...\); expected class "
+     r"ids 0 to 2 \(num_labels=3\): the model's labels are \['negative', "
+     r"'neutral', 'positive'\], so pass \[model.labels.index\(label\) for "
+     r"label in y\]$"),
+    ([[1, 0, 0]] * 8, r"y is shaped \[8, 3\]; expected \[examples\] of class "
+     r"ids \(num_labels=3\)$"),
+    ([0] * 7, "y holds 7 targets for 8 examples in x$"),
+    ([[0], [1, 2]] * 4, "y holds rows of different lengths; expected one "
+     "array$"),
+    (None, r"y is missing; expected \[examples\] of class ids"),
+])
+def test_labels_the_head_cannot_take_are_refused_before_any_step(
+    three_labels, labels, message):
+  """Keras' loss fails on them only once training runs ("Graph execution
+  error"), on strings it blames x ("Unrecognized data type"), and a first
+  fit that failed in Keras leaves the model unable to train."""
+  weights = three_labels.get_weights()
+  for method in ("fit", "evaluate"):
+    with pytest.raises(ValueError, match=f"^BertClassifier.{method}: "
+                                         f"{message}"):
+      getattr(three_labels, method)(TEXTS, labels, verbose=0)
+  with pytest.raises(ValueError, match=f"^BertClassifier.fit: "
+                     f"validation_data's {message}"):
+    three_labels.fit(TEXTS, [0] * 8, verbose=0,
+                     validation_data=(TEXTS, labels))
+  assert int(three_labels.optimizer.iterations) == 0
+  assert all(np.array_equal(now, then) for now, then in
+             zip(three_labels.get_weights(), weights))
+
+
+def test_string_labels_of_a_model_without_label_names():
+  model = bert_tf.BertClassifier(tiny_config(), 2)
+  x = {"input_ids": np.ones((2, 4), np.int32)}
+  with pytest.raises(ValueError, match=r"^BertClassifier.fit: y holds "
+                     r"strings \('yes', ...\); expected class ids 0 to 1 "
+                     r"\(num_labels=2\); the model names no labels$"):
+    model.fit(x, np.array(["yes", "no"]))
+
+
+@pytest.mark.parametrize("arguments, labels, message", [
+    ({"num_labels": 1}, ["0.5", "1"], "y holds '0.5'; expected numbers"),
+    ({"num_labels": 1}, [[0.5, 1.0]] * 2, r"y is shaped \[2, 2\]; expected "
+     r"\[examples\] of numbers"),
+    ({"num_labels": 3, "problem_type": "multi_label_classification"},
+     [0, 2], r"y is shaped \[2\]; expected \[examples, 3\] of 0 or 1"),
+    ({"num_labels": 3, "problem_type": "multi_label_classification"},
+     [[0, 1, 2]] * 2, r"y holds 2; expected \[examples, 3\] of 0 or 1, each "
+     "from 0 to 1"),
+    ({"num_labels": 1, "score_activation": "sigmoid"}, [0.5, 3.0],
+     r"y holds 3.0; expected \[examples\] of scores, each from 0 to 1"),
+])
+def test_targets_of_regression_multi_label_and_cross_encoders(
+    arguments, labels, message):
+  model = bert_tf.BertClassifier(tiny_config(), **arguments)
+  model.compile()
+  with pytest.raises(ValueError, match=f"^BertClassifier.fit: {message}$"):
+    model.fit({"input_ids": np.ones((2, 4), np.int32)}, labels)

@@ -3,17 +3,22 @@ computes them, encode and its prompts against sentence-transformers' own
 outputs (tests/fixtures/sentence_transformers), and the model's config,
 .keras file and refusals."""
 
+import os
+import tracemalloc
+
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import bert_tf
 from bert_tf.checkpoints import sentence_transformers
 from bert_tf.layers.activations import HEAD_ACTIVATIONS
+from bert_tf.models.embedder import SIMILARITIES
 from tests.support.helpers import random_inputs, tiny_config
 from tests.support.keras_harness import run_model_test
 from tests.support.sentence_transformers_folders import (
-    assert_as_sentence_transformers, expected, folder, opener)
+    FIXTURES_DIR, assert_as_sentence_transformers, expected, folder, opener)
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
 EVERY_POOLING = ["cls", "max", "mean", "mean_sqrt_len_tokens"]
@@ -102,19 +107,67 @@ def test_encode_takes_a_prompt(today_mean, arguments, key):
       today_mean.encode(values["texts"], **arguments), values[key])
 
 
-def test_what_encode_refuses_and_encoding_nothing(today_mean):
-  with pytest.raises(ValueError, match=r"^BertEmbedder: prompt_name="
-                                       r"'passage' is not one of its prompts "
-                                       r"\(document, query\)$"):
-    today_mean.encode(["a text"], prompt_name="passage")
-  with pytest.raises(ValueError, match="^BertEmbedder.encode takes a list "
-                                       "of texts, not one string$"):
-    today_mean.encode("a text")
-  with pytest.raises(ValueError, match="^BertEmbedder.encode: 3 is not a "
-                                       "text$"):
-    today_mean.encode(["a text", 3])
+@pytest.mark.parametrize("arguments, message", [
+    ({"batch_size": 0}, ".encode: batch_size=0 must be an integer >= 1"),
+    ({"batch_size": -1}, ".encode: batch_size=-1 must be"),
+    ({"batch_size": 2.5}, ".encode: batch_size=2.5 must be"),
+    ({"batch_size": "8"}, ".encode: batch_size='8' must be"),
+    ({"batch_size": True}, ".encode: batch_size=True must be"),
+    ({"texts": None}, ".encode: texts is None; expected a list of texts"),
+    ({"texts": 5}, ".encode: texts is int; expected a list of texts"),
+    ({"texts": {"a": 1}}, ".encode: texts is dict"),
+    ({"texts": "a text"}, ".encode takes a list of texts, not one string"),
+    ({"texts": np.array("a text")}, ".encode takes a list of texts, not one"),
+    ({"texts": ["a text", 3]}, r".encode: texts\[1\] is int; expected a "
+                               "str"),
+    ({"texts": ["a", "b", None]}, r".encode: texts\[2\] is None"),
+    ({"texts": ["a", b"caf\xe9"]}, r".encode: texts\[1\] is bytes that "
+                                   "are not UTF-8"),
+    ({"texts": ["\ud800"]}, r".encode: texts\[0\] holds a lone surrogate"),
+    ({"prompt": 5}, ": prompt=5; expected a str"),
+    ({"prompt": b"query: "}, ": prompt=b'query: '; expected a str"),
+    ({"prompt_name": "passage"}, ": prompt_name='passage' is not one of its "
+                                 r"prompts \(document, query\)"),
+    ({"prompt_name": ["query"]}, r": prompt_name=\['query'\] is not one"),
+])
+def test_what_encode_refuses(today_mean, arguments, message):
+  """Each argument checked before any work, in one line naming it."""
+  arguments = {"texts": ["a text"], **arguments}
+  with pytest.raises(ValueError, match="^BertEmbedder" + message) as error:
+    today_mean.encode(**arguments)
+  assert "\n" not in str(error.value)
+
+
+def test_encode_takes_any_list_of_texts_and_nothing(today_mean):
+  """str, UTF-8 bytes, a numpy or string tensor, a generator; nothing
+  gives [0, dim]."""
+  texts = expected("today_mean")["texts"][:3]
+  embeddings = today_mean.encode(texts)
+  for same in ([text.encode("utf-8") for text in texts], np.array(texts),
+               tf.constant(texts), (text for text in texts)):
+    np.testing.assert_allclose(today_mean.encode(same), embeddings,
+                               rtol=0, atol=1e-6)
   nothing = today_mean.encode([])
   assert nothing.shape == (0, 32) and nothing.dtype == np.float32
+
+
+def test_a_batch_holds_at_most_the_texts_given(monkeypatch):
+  """Two texts run as a batch of two whatever batch_size says: a batch
+  of 10**9 allocates nothing more."""
+  model = bert_tf.load_pretrained(folder("today_mean")).model  # untraced
+  called = []
+  call = bert_tf.BertEncoder.call
+
+  def recorded_call(self, inputs, **kwargs):
+    called.append(tuple(inputs["input_ids"].shape))
+    return call(self, inputs, **kwargs)
+
+  monkeypatch.setattr(bert_tf.BertEncoder, "call", recorded_call)
+  texts = expected("today_mean")["texts"][:2]
+  embeddings = model.encode(texts, batch_size=1000)
+  assert {shape[0] for shape in called} == {2}
+  np.testing.assert_allclose(model.encode(texts, batch_size=10**9),
+                             embeddings, rtol=0, atol=1e-6)
 
 
 def test_a_keras_file_keeps_the_settings_and_embeddings(opened, tmp_path):
@@ -146,7 +199,7 @@ def test_a_keras_file_keeps_the_settings_and_embeddings(opened, tmp_path):
 def test_from_config_gives_the_same_model(today_mean):
   clone = bert_tf.BertEmbedder.from_config(today_mean.get_config())
   assert clone.get_config() == today_mean.get_config()
-  assert clone.preprocessor.pair_packing == "transformers"
+  assert clone.preprocessor.tokenization_rules == "transformers"
   clone.set_weights(today_mean.get_weights())
   inputs = today_mean.preprocessor(expected("today_mean")["texts"])
   np.testing.assert_array_equal(clone(inputs)["embedding"],
@@ -166,6 +219,10 @@ def test_from_config_gives_the_same_model(today_mean):
      r"default_prompt_name 'document' is not one of the prompts \(query\)"),
     ({"similarity": "cos"}, "similarity='cos'; expected one of cosine, dot, "
                             "euclidean, manhattan"),
+    ({"prompts": {"query": 5}}, r"prompts\['query'\]=5; expected a str"),
+    ({"prompts": {5: "q: "}}, "prompts has a name 5; expected a str"),
+    ({"prompts": {"query": "\ud800"}}, r"prompts\['query'\] holds a lone "
+                                       "surrogate"),
 ])
 def test_the_constructor_refuses_what_it_cannot_build(arguments, message):
   with pytest.raises(ValueError, match="^BertEmbedder: " + message) as error:
@@ -182,31 +239,65 @@ def test_a_dense_activation_without_a_torch_twin_is_refused(activation):
                                                 "activation": activation}])
 
 
-def _by_hand(similarity, first, second):
-  scores = np.zeros((len(first), len(second)))
-  for i, a in enumerate(first):
-    for j, b in enumerate(second):
-      scores[i, j] = {
-          "cosine": a @ b / np.linalg.norm(a) / np.linalg.norm(b),
-          "dot": a @ b,
-          "euclidean": -np.sqrt(np.sum((a - b) ** 2)),
-          "manhattan": -np.sum(np.abs(a - b)),
-      }[similarity]
-  return scores
+SIMILARITY_FIXTURE = os.path.join(FIXTURES_DIR, "similarity.npz")
 
 
-@pytest.mark.parametrize("similarity", ["cosine", "dot", "euclidean",
-                                        "manhattan"])
+def embedder_of(similarity):
+  return bert_tf.BertEmbedder(tiny_config(num_hidden_layers=1),
+                              similarity=similarity)
+
+
+@pytest.mark.parametrize("similarity", SIMILARITIES)
 def test_similarity_scores_as_sentence_transformers(similarity):
-  """Cosine, dot, minus the euclidean and minus the manhattan distance,
-  [len(first), len(second)]."""
-  model = bert_tf.BertEmbedder(tiny_config(num_hidden_layers=1),
-                               similarity=similarity)
+  """Cosine, dot, minus the euclidean and minus the manhattan distance of
+  embeddings and of their near and exact duplicates, [len(first),
+  len(second)]; two 1-D vectors give [[s]], one and a set [1, m]
+  (make_similarity.py)."""
+  values = np.load(SIMILARITY_FIXTURE)
+  scores = embedder_of(similarity).similarity_scores
+  first, second = values["first"], values["second"]
+  for ours, key in [(scores(first, second), "scores"),
+                    (scores(first[0], second[0]), "single"),
+                    (scores(first[0], second), "row")]:
+    assert_as_sentence_transformers(ours, values[f"{key}_{similarity}"])
+  assert scores(first, second[0]).shape == (10, 1)
+
+
+@pytest.mark.parametrize("similarity", ["euclidean", "manhattan"])
+def test_distances_are_exact_and_bounded_in_memory(similarity):
+  """Beyond the rows where torch.cdist is exact, the distances of near
+  duplicates are still those of float64 differences; the [n, m, dim]
+  differences are never held at once (here 150 MB of them)."""
   rng = np.random.default_rng(0)
-  first, second = rng.normal(size=(3, 5)), rng.normal(size=(4, 5))
-  np.testing.assert_allclose(model.similarity_scores(first, second),
-                             _by_hand(similarity, first, second), rtol=1e-5,
-                             atol=1e-5)
+  first = rng.normal(size=(320, 384)).astype(np.float32)
+  second = np.concatenate([first[:200] + 1e-5 * rng.normal(
+      size=(200, 384)), first[200:]]).astype(np.float32)
+  tracemalloc.start()
+  try:
+    scores = embedder_of(similarity).similarity_scores(first, second)
+    peak = tracemalloc.get_traced_memory()[1]
+  finally:
+    tracemalloc.stop()
+  assert peak < 20 * scores.nbytes
+  differences = first.astype(np.float64)[:, None] - second[None]
+  order = 2 if similarity == "euclidean" else 1
+  np.testing.assert_allclose(
+      scores, -np.linalg.norm(differences, ord=order, axis=-1), rtol=1e-6,
+      atol=1e-6)
+
+
+@pytest.mark.parametrize("first, second, message", [
+    (np.ones((2, 4)), np.ones((3, 5)), "first has 4 dimensions, second 5"),
+    (np.ones((2, 3, 4)), np.ones(4), r"first has shape \(2, 3, 4\)"),
+    (np.ones(4), 5.0, r"second has shape \(\)"),
+    (np.ones(4), ["a", "b"], "second has shape .* dtype <U1"),
+    ([[1.0, 2.0], [3.0]], np.ones(2), "first is not an array of embeddings"),
+])
+def test_what_similarity_scores_refuses(first, second, message):
+  with pytest.raises(ValueError, match="^BertEmbedder.similarity_scores: "
+                                       + message) as error:
+    embedder_of("euclidean").similarity_scores(first, second)
+  assert "\n" not in str(error.value)
 
 
 def test_an_embedder_folder_still_gives_its_plain_encoder(opened):

@@ -1,15 +1,18 @@
 """model.export to ONNX and LiteRT: each model's outputs as Keras computes
-them. Skips where tf2onnx/onnxruntime or ai-edge-litert is not installed
-(pip install -e ".[export]")."""
+them (skips where tf2onnx/onnxruntime or ai-edge-litert is not installed:
+pip install -e ".[export]"); a raw-text SavedModel's inputs named as the
+runners' exports name them."""
 
 import os
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import bert_tf
 from tests.support.helpers import PROJECT_DIR, tiny_config
 from tests.support.keras_harness import EVERY_MODEL, model_inputs
+from tests.support.sentence_transformers_folders import opener
 
 def run_onnx(path, inputs):
   onnxruntime = pytest.importorskip("onnxruntime")
@@ -97,5 +100,33 @@ def test_a_raw_text_model_exports_its_ids_to_onnx_and_litert(export_format,
             model.preprocessor(["a protein binds the gene"]).items()}
   outputs = run(path, inputs)
   for output_name, value in expected_outputs(model, inputs).items():
+    np.testing.assert_allclose(outputs[output_name], value, rtol=0,
+                               atol=1e-5, err_msg=output_name)
+
+
+@pytest.fixture(scope="module")
+def opened():
+  return opener()
+
+
+@pytest.mark.parametrize("name, pairs, inputs", [
+    ("cross_encoder", None, ["text_a", "text_b"]),
+    ("cross_encoder", False, ["text_a"]),
+    ("today_mean", None, ["text"]),
+])
+def test_a_raw_text_export_names_its_inputs_as_the_runners_do(
+    opened, name, pairs, inputs, tmp_path):
+  """An embedder takes text, a classifier text_a (a cross-encoder text_b
+  too, as run_classifier's pair export), and answers as the model does."""
+  model = opened(name).model
+  signature = None if pairs is None else model.text_input_signature(pairs)
+  model.export(str(tmp_path), verbose=False, input_signature=signature)
+  serving = tf.saved_model.load(str(tmp_path)).signatures["serving_default"]
+  assert sorted(serving.structured_input_signature[1]) == inputs
+  texts = ["where is the lake?", "the lake is 5 km long"]
+  outputs = serving(**{text: tf.constant(texts) for text in inputs})
+  expected = model(tuple([texts] * len(inputs)) if len(inputs) > 1
+                   else texts)
+  for output_name, value in expected.items():
     np.testing.assert_allclose(outputs[output_name], value, rtol=0,
                                atol=1e-5, err_msg=output_name)

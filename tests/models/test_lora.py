@@ -2,15 +2,22 @@
 alone; a .keras file keeps the adapters; save_pretrained, save_checkpoint
 and exports write them merged, with the adapted model's outputs."""
 
+import subprocess
+import sys
+
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import bert_tf
-from tests.support.helpers import PROJECT_DIR
+from bert_tf.checkpoints import conversion
+from bert_tf.checkpoints.adapters import adapted_layers
+from tests.support.helpers import PROJECT_DIR, tiny_config
 
 COMMUNITY = f"{PROJECT_DIR}/tests/fixtures/community_checkpoint/biobert_style"
+# transformers' BertForMaskedLM: no pooler.
+MASKED_LM = f"{PROJECT_DIR}/tests/fixtures/huggingface/bert_for_masked_lm"
 TEXTS = [f"text number {index} about {'cats' if index % 2 else 'dogs'}"
          for index in range(16)]
 LABELS = np.array([index % 2 for index in range(16)])
@@ -119,6 +126,15 @@ def test_what_lora_refuses():
   with pytest.raises(ValueError, match=r"targets=\('queries',\); expected "
                      "some of query, key, value"):
     model.enable_lora(4, targets=("queries",))
+  for targets in (None, 5, ("query", 5), ()):
+    with pytest.raises(ValueError, match=r"enable_lora: targets=.*; "
+                       "expected some of query"):
+      model.enable_lora(4, targets=targets)
+  for alpha in ("8", 0, -1.0, float("nan"), float("inf"), True, 10**400):
+    with pytest.raises(ValueError, match=r"enable_lora: alpha=.* must be a "
+                       "number > 0, or None for the rank"):
+      model.enable_lora(4, alpha=alpha)
+  assert model.lora is None and not adapted_layers(model)
   model.enable_lora(4)
   with pytest.raises(ValueError, match="has adapters already"):
     model.enable_lora(4)
@@ -143,3 +159,148 @@ def test_a_checkpoint_loads_into_a_model_with_adapters(tmp_path):
              for layer in bert_tf.checkpoints.adapters.adapted_layers(other))
   np.testing.assert_allclose(other(PROBE)["logits"], model(PROBE)["logits"],
                              atol=1e-6)
+
+
+def test_one_target_may_be_named_alone():
+  """A bare name is that one target, not its letters."""
+  model = bert_tf.BertClassifier(tiny_config(), 2)
+  model.enable_lora(2, targets="query", alpha=np.float32(8))
+  assert model.lora == {"rank": 2, "targets": ["query"], "alpha": 8.0}
+  assert isinstance(model.lora["alpha"], float)
+  assert len(adapted_layers(model)) == model.config.num_hidden_layers
+
+
+def trainable_state(model):
+  return {weight.path: weight.trainable for weight in model.weights}
+
+
+def test_a_refused_enable_lora_changes_nothing():
+  """Everything is checked before anything changes: no adapter is left in
+  the first block, nor the encoder frozen."""
+  model = bert_tf.BertClassifier(tiny_config(), 2)
+  before = trainable_state(model)
+  for arguments in ({"targets": ("query", "query")},
+                    {"targets": ("value", "key", "value")},
+                    {"targets": ("query", "queries")}, {"alpha": "8"}):
+    with pytest.raises(ValueError, match="enable_lora: "):
+      model.enable_lora(2, **arguments)
+    assert model.lora is None and not adapted_layers(model)
+    assert trainable_state(model) == before
+  with pytest.raises(ValueError, match=r"targets=\('query', 'query'\) "
+                     "names 'query' twice"):
+    model.enable_lora(2, targets=("query", "query"))
+  model.enable_lora(2, targets=("query", "key"))
+  assert len(adapted_layers(model)) == 2 * model.config.num_hidden_layers
+
+
+def ids_data(config, examples=8):
+  """(x, y): ids of 8 random sequences and labels for them."""
+  ids = np.random.default_rng(0).integers(5, config.vocab_size, (examples, 8))
+  return {"input_ids": ids.astype(np.int32)}, np.arange(examples) % 2
+
+
+def with_adapters_moved(model):
+  """Sets every adapter's B, which starts at zero, to 0.1: the adapted
+  model's outputs then differ from the plain one's."""
+  for layer in adapted_layers(model):
+    layer.lora_kernel_b.assign(np.full(layer.lora_kernel_b.shape, 0.1))
+
+
+@pytest.mark.parametrize("first", ["fit", "predict", "evaluate"])
+def test_adapters_added_after_a_model_ran_are_used(first):
+  """Keras keeps the functions it traced for a model's first fit, predict
+  and evaluate, with the variables of then: enable_lora forgets them, and
+  starts an optimizer that has run again (its slots are of the weights
+  before)."""
+  keras.utils.set_random_seed(0)
+  config = tiny_config(hidden_dropout_prob=0.0,
+                       attention_probs_dropout_prob=0.0)
+  model = bert_tf.BertClassifier(config, 2)
+  model.compile(learning_rate=1e-2)
+  x, y = ids_data(config)
+  getattr(model, first)(x, *([] if first == "predict" else [y]), verbose=0)
+  model.enable_lora(2)
+  with_adapters_moved(model)
+  np.testing.assert_allclose(model.predict(x, verbose=0)["logits"],
+                             model(x)["logits"], atol=1e-6)
+  assert model.evaluate(x, y, verbose=0)[0] == pytest.approx(
+      float(keras.losses.SparseCategoricalCrossentropy(from_logits=True)(
+          y, model(x)["logits"])), rel=1e-5)
+  adapters = adapter_values(model)
+  model.fit(x, y, batch_size=4, verbose=0)
+  assert all(not np.array_equal(now, then)
+             for now, then in zip(adapter_values(model), adapters))
+
+
+def test_a_pooler_the_checkpoint_lacks_trains_with_the_head(tmp_path):
+  """A BertForMaskedLM folder has no pooler: the classifier's is new, and
+  trains with the adapters and the head instead of staying frozen at
+  random; the encoder's loaded weights stay frozen. A .keras file keeps
+  which weights train, and the optimizer's slots for them."""
+  config = conversion.open_checkpoint(MASKED_LM, needs_vocab=False).config
+  model = bert_tf.BertClassifier(config, 2)
+  report = bert_tf.load_checkpoint(model, MASKED_LM)
+  assert report.not_in_checkpoint == [
+      "bert/pooler/dense/kernel", "bert/pooler/dense/bias", "output_weights",
+      "output_bias"]
+  model.enable_lora(2)
+  pooler = model.encoder.pooler
+  assert pooler.kernel.trainable and pooler.bias.trainable
+  frozen = {weight.path: weight.numpy() for weight in model.encoder.weights
+            if not weight.trainable}
+  assert frozen and not any("pooler" in path for path in frozen)
+  before = [weight.numpy() for weight in pooler.weights]
+  model.compile(learning_rate=1e-2)
+  model.fit(*ids_data(config), batch_size=4, verbose=0)
+  assert all(not np.array_equal(now.numpy(), then)
+             for now, then in zip(pooler.weights, before))
+  for weight in model.encoder.weights:
+    if weight.path in frozen:
+      np.testing.assert_array_equal(weight.numpy(), frozen[weight.path])
+  model.save(tmp_path / "model.keras")
+  loaded = keras.saving.load_model(tmp_path / "model.keras")
+  assert loaded.lora == model.lora == {"rank": 2,
+                                       "targets": ["query", "value"],
+                                       "alpha": 2}
+  assert [weight.path for weight in loaded.trainable_weights] == [
+      weight.path for weight in model.trainable_weights]
+  assert [value.numpy().tolist() for value in loaded.optimizer.variables] \
+      == [value.numpy().tolist() for value in model.optimizer.variables]
+
+
+def test_a_frozen_encoder_takes_no_adapters():
+  model = bert_tf.BertFeatureTagger(tiny_config(), 3, [-1], "concat",
+                                    lstm_units=4)
+  with pytest.raises(ValueError, match="BertFeatureTagger.enable_lora: "
+                     "BertFeatureTagger's encoder is frozen"):
+    model.enable_lora(2)
+
+
+UNDER_A_STRATEGY = """
+import numpy as np, tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(
+    cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+import bert_tf
+from tests.support.helpers import tiny_config
+x = {"input_ids": np.arange(64, dtype=np.int32).reshape(8, 8) % 90 + 5}
+y = np.arange(8) % 2
+with tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope():
+  model = bert_tf.BertClassifier(tiny_config(), 2)
+  model.compile(learning_rate=1e-2)
+model.fit(x, y, batch_size=4, verbose=0)
+model.enable_lora(2)
+model.fit(x, y, batch_size=4, verbose=0)
+print(max(float(np.abs(layer.lora_kernel_b.numpy()).max())
+          for layer in bert_tf.checkpoints.adapters.adapted_layers(model)))
+"""
+
+
+def test_adapters_added_outside_the_strategy_scope_train_in_it():
+  """enable_lora adds the adapters, and the optimizer it starts again, in
+  the strategy the model was built in (Keras refuses to mix them)."""
+  result = subprocess.run([sys.executable, "-c", UNDER_A_STRATEGY],
+                          cwd=PROJECT_DIR, capture_output=True, text=True,
+                          check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert float(result.stdout.split()[-1]) > 0

@@ -22,6 +22,8 @@ from tests.support.helpers import (PROJECT_DIR, SHARED_DIR,
 COMMUNITY = os.path.join(PROJECT_DIR, "tests", "fixtures",
                          "community_checkpoint", "biobert_style")
 HUGGINGFACE_DIR = os.path.join(SHARED_DIR, "reference", "huggingface")
+EMBEDDER = os.path.join(PROJECT_DIR, "tests", "fixtures",
+                        "sentence_transformers", "today_mean_sqrt_len")
 pytestmark = pytest.mark.shared
 
 
@@ -156,6 +158,12 @@ def test_bad_input_is_refused_in_one_line_and_nothing_is_written(tmp_path):
       ({"input_dir": source, "output_dir": source + "/model.safetensors",
         "output_format": "original"},
        r"--output_dir=.*model.safetensors is a file, not a directory"),
+      ({"input_dir": EMBEDDER, "output_dir": tmp_path / "out",
+        "output_format": "original"},
+       r"today_mean_sqrt_len: a sentence-transformers embedder; an "
+       r"original-format checkpoint has no place for its modules \(Pooling, "
+       r"Dense\), which would be lost: --output_format=huggingface keeps "
+       r"them"),
   ]
   outcomes = run_script_cases("convert_checkpoint.py",
                               [flags for flags, _ in cases])
@@ -164,6 +172,19 @@ def test_bad_input_is_refused_in_one_line_and_nothing_is_written(tmp_path):
   assert sorted(os.listdir(taken)) == ["bert_model.ckpt.index"]
   assert not (tmp_path / "out").exists()
   assert [name for name in os.listdir(tmp_path) if ".tmp-" in name] == []
+
+
+def test_an_embedder_folder_keeps_its_modules(tmp_path):
+  """Its Pooling and Dense modules, written as save_pretrained writes
+  them, give its embeddings (tests/checkpoints/test_conversion.py)."""
+  outcomes = run_script_cases("convert_checkpoint.py", [
+      {"input_dir": EMBEDDER, "output_dir": tmp_path / "out",
+       "output_format": "huggingface"}])
+  assert outcomes == [(0, "")], outcomes
+  modules = json.load(open(tmp_path / "out" / "modules.json"))
+  assert [module["path"] for module in modules] == ["", "1_Pooling",
+                                                     "2_Dense"]
+  assert os.path.exists(tmp_path / "out" / "2_Dense" / "model.safetensors")
 
 
 def test_output_dir_forms_are_checked_before_any_work(tmp_path):

@@ -14,13 +14,17 @@ from bert_tf.checkpoints import conversion
 from bert_tf.tasks.glue import (examples as glue,
                                 features as classifier_features)
 from tests.support.helpers import (FINE_TUNING_FLAGS, ORIGINAL_TINY,
-                                   assert_fails_in_one_line,
+                                   PROJECT_DIR, assert_fails_in_one_line,
                                    assert_help_lists, run_script,
                                    run_script_cases,
                                    run_script_counting_opens, run_two_workers,
                                    save_listed_checkpoint, tiny_config)
 from tests.support.keyword_task import POSITIVE, VOCAB, keyword_sentences
 from tests.support.serving import serve_as_documented, serve_export
+
+# A 3-label BertForSequenceClassification folder that transformers 5 wrote.
+TRANSFORMERS5 = os.path.join(PROJECT_DIR, "tests", "fixtures",
+                             "huggingface", "transformers5_classifier")
 
 def write_tsv(path, header, rows):
   path.parent.mkdir(parents=True, exist_ok=True)
@@ -376,6 +380,7 @@ def bad_input_cases(tmp_path):
   save_listed_checkpoint(
       bert_tf.BertPretrainer(bert_tf.BertConfig.from_json_file(config)),
       str(other_model), 3)
+  shutil.copytree(TRANSFORMERS5, tmp_path / "hf_folder")
   good = [["a good film", "1"]]
   return {
       "train.tsv:3: expected at least 2 tab-separated columns, found 1":
@@ -391,6 +396,9 @@ def bad_input_cases(tmp_path):
               tmp_path / "small_vocab.json", vocab_size=500)}),
       "model.ckpt-3 is a checkpoint of another model \\(it lacks "
       "output_weights, output_bias\\)": (good, {"output_dir": other_model}),
+      "--output_dir=.*hf_folder holds config.json, a Hugging Face "
+      "folder's config: the directory would open as that model":
+          (good, {"output_dir": tmp_path / "hf_folder"}),
       "--output_dir=.*notes.txt is a file, not a directory":
           (good, {"output_dir": tmp_path / "notes.txt"}),
       "--export_dir=.*fifo is a FIFO, not a directory":
@@ -424,6 +432,8 @@ def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path):
   assert sorted(os.listdir(tmp_path / "other_model")) == [
       "checkpoint", "model.ckpt-3.data-00000-of-00001", "model.ckpt-3.index"]
   assert (tmp_path / "notes.txt").read_text() == "the user's"
+  assert sorted(os.listdir(tmp_path / "hf_folder")) == sorted(
+      os.listdir(TRANSFORMERS5))
 
 
 @pytest.mark.shared
@@ -485,6 +495,57 @@ def test_output_dirs_that_cannot_be_the_runs_are_refused_before_work(
   assert users.read_text() == "the user's"
   assert (tmp_path / "to_users" / ".bert_tf_run.lock").is_symlink()
   assert os.listdir(tmp_path / "fifo") == [".bert_tf_run.lock"]
+
+
+def test_a_head_of_other_labels_is_new_and_resuming_names_a_flag_changed(
+    tmp_path):
+  """--init_checkpoint=<a 3-label folder> for SST-2's 2 labels trains a
+  new head on the folder's encoder (the warning: test_trainer). Its
+  checkpoints then go on only with the flags that made them: without
+  --lora_rank, with another, or for another --task_name, the run stops
+  naming the flag; another --max_seq_length shapes no variable and goes
+  on; evaluating them needs no --lora_rank."""
+  import tensorflow as tf
+  from bert_tf.checkpoints.huggingface_folder import HuggingFaceFolder
+  rows = [["the film", "1"], ["a file", "0"]] * 4
+  for split in ("train", "dev"):
+    write_tsv(tmp_path / "sst2" / f"{split}.tsv", ["sentence", "label"], rows)
+    write_tsv(tmp_path / "cola" / f"{split}.tsv", ["x", "0", "*", "no"],
+              [["x", label, "*", text] for text, label in rows])
+
+  def flags(**changes):  # the first run's, changed (None: left out)
+    values = {"task_name": "SST-2", "data_dir": tmp_path / "sst2",
+              "init_checkpoint": TRANSFORMERS5,
+              "output_dir": tmp_path / "run", "max_seq_length": 16,
+              "train_batch_size": 4, "do_train": True, "lora_rank": 2,
+              "num_train_epochs": 1, **changes}
+    return {name: value for name, value in values.items()
+            if value is not None}
+
+  saved = "the checkpoints in --output_dir were trained with"
+  cases = {
+      f"--lora_rank is not given, but {saved} --lora_rank=2 \\(see "
+      f".*run/run_flags.json\\): pass --lora_rank=2 to go on with them":
+          {"lora_rank": None},
+      f"--lora_rank=4, but {saved} --lora_rank=2": {"lora_rank": 4},
+      f"--task_name=cola, but {saved} --task_name=sst-2":
+          {"task_name": "CoLA", "data_dir": tmp_path / "cola"},
+  }
+  outcomes = run_script_cases("run_classifier.py", [flags()] + [
+      flags(num_train_epochs=2, **changes) for changes in cases.values()] + [
+          flags(num_train_epochs=2, max_seq_length=24),
+          flags(lora_rank=None, do_train=None, do_eval=True)])
+  assert outcomes[0] == (0, ""), outcomes[0]
+  for expected, outcome in zip(cases, outcomes[1:]):
+    assert_fails_in_one_line(outcome, "run_classifier", expected)
+  assert outcomes[-2:] == [(0, "")] * 2, outcomes[-2:]
+  assert read_results(tmp_path / "run" / "eval_results.txt")[
+      "global_step"] == "4"
+  ours = tf.train.load_checkpoint(str(tmp_path / "run" / "model.ckpt-2"))
+  assert ours.get_variable_to_shape_map()["output_weights"] == [2, 32]
+  name = "bert/embeddings/word_embeddings"
+  np.testing.assert_array_equal(
+      ours.get_tensor(name), HuggingFaceFolder(TRANSFORMERS5).get_tensor(name))
 
 
 def test_help_lists_the_original_flags():

@@ -166,7 +166,8 @@ def shape_refusals(loaded, requests):
 
 def rest_answers(loaded, requests):
   """The same requests through the REST API, in both formats, then
-  malformed ones, each to be refused with an error."""
+  malformed ones, each to be refused with an error (but an empty batch of
+  texts, which gets empty outputs)."""
   rest = {}
   for signature, inputs in requests.items():
     arrays = {name: (np.char.decode(value.numpy().astype(bytes), "utf-8")

@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.text.offsets import tokenize_with_offsets
-from bert_tf.text.tokenizer import clean_and_split
+from bert_tf.text.tokenizer import InGraphTokenizer, clean_and_split
 from tests.support.tokenization_cases import (
                                               for_every_vocab_and_adversarial_texts)
 from tests.text.test_tokenizer import exact_ids, tokenizers
@@ -98,3 +98,14 @@ def test_invalid_utf8_is_refused():
   _, in_graph = tokenizers("bert-base-uncased-vocab.txt", True)
   with pytest.raises(tf.errors.InvalidArgumentError):
     tokenize_with_offsets(in_graph, tf.constant([b"ok", b"\xff"]))
+
+
+def test_a_tokenizer_of_transformers_rules_is_refused(tmp_path):
+  """Offsets follow the original's words; a tokenizer that keeps special
+  tokens whole would answer with other ones."""
+  vocab = tmp_path / "vocab.txt"
+  vocab.write_text("[UNK]\n[MASK]\na\n")
+  in_graph = InGraphTokenizer(str(vocab), True, "transformers")
+  with pytest.raises(ValueError, match="^tokenize_with_offsets: the "
+                     "tokenizer follows transformers' rules"):
+    tokenize_with_offsets(in_graph, tf.constant(["a [MASK]"]))

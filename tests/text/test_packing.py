@@ -4,7 +4,8 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.text import pack_inputs, truncated_pair_lengths
-from bert_tf.text.packing import TRANSFORMERS_PAIRS, transformers_pair_lengths
+from bert_tf.text.packing import transformers_pair_lengths
+from bert_tf.wordpiece.rules import TRANSFORMERS_RULES
 
 CLS, SEP = 101, 102
 
@@ -105,7 +106,7 @@ def test_transformers_packing_keeps_a_pair_with_an_empty_second_text():
   does."""
   ids_a = tf.ragged.constant([[5, 6], [5, 6, 7, 8, 9]])
   ids_b = tf.ragged.constant([[], [20, 21, 22, 23, 24]], tf.int32)
-  packed = pack_inputs(ids_a, 8, CLS, SEP, ids_b, TRANSFORMERS_PAIRS)
+  packed = pack_inputs(ids_a, 8, CLS, SEP, ids_b, TRANSFORMERS_RULES)
   assert packed["input_ids"].numpy().tolist() == [
       [CLS, 5, 6, SEP, SEP, 0, 0, 0], [CLS, 5, 6, SEP, 20, 21, 22, SEP]]
   assert packed["segment_ids"].numpy().tolist() == [

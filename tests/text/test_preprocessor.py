@@ -2,7 +2,10 @@
 them, in tf.data and in a model, saved with its vocabulary."""
 
 import contextlib
+import functools
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,9 +22,12 @@ from bert_tf.tasks.glue import examples as glue
 from bert_tf.text.tokenizer import InGraphTokenizer
 from tests.support.helpers import PROJECT_DIR, SHARED_DIR, tiny_config
 from tests.support.keras_harness import rewrite_keras_file
+from tests.support.sentence_transformers_folders import (
+    assert_as_sentence_transformers)
 from tests.support.original_packing import original_features
 
 DEMO_VOCAB = os.path.join(PROJECT_DIR, "vocab", "demo_uncased_vocab.txt")
+FIXTURES_DIR = os.path.join(PROJECT_DIR, "tests", "fixtures")
 GLUE_DIR = os.path.join(SHARED_DIR, "data", "glue")
 NAMES = ("input_ids", "input_mask", "segment_ids")
 
@@ -330,3 +336,116 @@ def test_a_keras_file_whose_vocabulary_outgrows_the_encoder_is_refused(
                      match="BertClassifier: the preprocessor's vocabulary has "
                            "1984 tokens, but the encoder's vocab_size is 1974"):
     keras.saving.load_model(path)
+
+
+@functools.cache
+def transformers_reference():
+  """transformers' and sentence-transformers' own outputs on the committed
+  fixture folders (tests/fixtures/huggingface/
+  make_transformers_tokenization.py)."""
+  with open(os.path.join(FIXTURES_DIR, "huggingface",
+                         "transformers_tokenization.json"),
+            encoding="utf-8") as reader:
+    return json.load(reader)
+
+
+@pytest.mark.parametrize("folder", sorted(
+    transformers_reference()["embedders"]))
+def test_an_embedder_folder_encodes_special_tokens_as_sentence_transformers(
+    folder):
+  """Texts holding [MASK], [SEP], [CLS], [PAD], [UNK] and a 101-character
+  word, and a prompt holding [SEP]: sentence-transformers' embeddings."""
+  reference = transformers_reference()
+  expected = reference["embedders"][folder]
+  model = bert_tf.load_pretrained(os.path.join(FIXTURES_DIR, folder)).model
+  assert model.preprocessor.tokenization_rules == "transformers"
+  texts = reference["embedder_texts"]
+  assert_as_sentence_transformers(model.encode(texts),
+                                  expected["embeddings"])
+  assert_as_sentence_transformers(
+      model.encode(texts, prompt=reference["prompt"]), expected["prompted"])
+
+
+@pytest.mark.parametrize("folder", sorted(
+    transformers_reference()["cross_encoders"]))
+def test_a_cross_encoder_folder_scores_special_tokens_as_sentence_transformers(
+    folder):
+  reference = transformers_reference()
+  model = bert_tf.load_pretrained(os.path.join(FIXTURES_DIR, folder)).model
+  firsts, seconds = map(list, zip(*reference["cross_pairs"]))
+  assert_as_sentence_transformers(
+      model.predict((firsts, seconds), verbose=0)["scores"],
+      reference["cross_encoders"][folder])
+
+
+def test_a_hugging_face_classifier_packs_and_tokenises_as_transformers():
+  """BertClassifier.from_pretrained(a BertForSequenceClassification
+  folder): an empty second text stays a pair, two long texts are cut as
+  transformers cuts them, [SEP] and [MASK] in text are kept whole, a
+  101-character word is [UNK]; its logits are transformers'."""
+  reference = transformers_reference()["classifier"]
+  model = bert_tf.BertClassifier.from_pretrained(
+      os.path.join(FIXTURES_DIR, reference["folder"]),
+      max_seq_length=reference["max_length"])
+  assert model.preprocessor.tokenization_rules == "transformers"
+  firsts, seconds = map(list, zip(
+      *transformers_reference()["cross_pairs"]))
+  np.testing.assert_allclose(
+      model.predict((firsts, seconds), verbose=0)["logits"],
+      reference["logits"], rtol=0, atol=1e-5)
+
+
+def test_an_original_checkpoint_keeps_the_original_s_rules():
+  """A directory of bert_config.json and a TF checkpoint was trained by
+  the original: its preprocessor splits [MASK] into pieces, as the
+  original; load_pretrained's preprocessor() follows each directory's."""
+  directory = os.path.join(FIXTURES_DIR, "community_checkpoint",
+                           "biobert_style")
+  model = bert_tf.BertClassifier.from_pretrained(directory, num_labels=2)
+  assert model.preprocessor.tokenization_rules == "original"
+  assert bert_tf.load_pretrained(directory).preprocessor() \
+      .tokenization_rules == "original"
+  folder = os.path.join(FIXTURES_DIR, "huggingface", "transformers5_classifier")
+  assert bert_tf.load_pretrained(folder).preprocessor() \
+      .tokenization_rules == "transformers"
+
+
+def test_the_rules_travel_in_a_keras_file_and_pair_packing_reads_as_them(
+    tmp_path):
+  """get_config holds tokenization_rules; a config that names them
+  pair_packing loads as the same rules."""
+  layer = bert_tf.BertPreprocessor(DEMO_VOCAB, True, 8,
+                                   tokenization_rules="transformers")
+  model = keras.Sequential([keras.Input((), dtype="string"), layer])
+  path = str(tmp_path / "model.keras")
+  model.save(path)
+  text = ["a [MASK] " + "x" * 101]
+  loaded = keras.saving.load_model(path).layers[0]
+  assert loaded.tokenization_rules == "transformers"
+  np.testing.assert_array_equal(loaded(text)["input_ids"],
+                                layer(text)["input_ids"])
+
+  def renamed(config):
+    layer_config, = [layer["config"] for layer in config["config"]["layers"]
+                     if layer["class_name"] == "BertPreprocessor"]
+    layer_config["pair_packing"] = layer_config.pop("tokenization_rules")
+
+  rewrite_keras_file(path, renamed)
+  assert keras.saving.load_model(path).layers[0].tokenization_rules == \
+      "transformers"
+
+
+@pytest.mark.parametrize("max_seq_length", ["32", 32.0, True, None, 2])
+def test_max_seq_length_is_checked_where_it_is_given(max_seq_length):
+  message = "^" + re.escape(f"max_seq_length={max_seq_length!r}: expected "
+                            f"an integer of at least 3")
+  with pytest.raises(ValueError, match=message):
+    bert_tf.BertPreprocessor(DEMO_VOCAB, True, max_seq_length)
+  if max_seq_length is None:
+    return
+  folder = os.path.join(FIXTURES_DIR, "huggingface", "transformers5_classifier")
+  with pytest.raises(ValueError, match=message):
+    bert_tf.BertClassifier.from_pretrained(folder,
+                                           max_seq_length=max_seq_length)
+  with pytest.raises(ValueError, match=message):
+    bert_tf.load_pretrained(folder).preprocessor(max_seq_length)

@@ -1,5 +1,7 @@
 """InGraphTokenizer gives FullTokenizer's ids, for every vocabulary and text."""
 
+import functools
+import json
 import os
 import subprocess
 import sys
@@ -10,9 +12,12 @@ import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import bert_tf
 from bert_tf import tokenization
+from bert_tf.checkpoints.folder_vocabulary import vocabulary_of
 from bert_tf.text import InGraphTokenizer, pack_inputs
 from bert_tf.text.tokenizer import lower_case_differences
+from bert_tf.wordpiece.vocabulary import vocab_is_lower_cased
 from tests.support.tokenization_cases import (
     VOCAB_CASES, corpus_lines, for_every_vocab_and_adversarial_texts,
     original_tokenize, vocab_path)
@@ -150,3 +155,102 @@ def test_saved_model_tokenises_without_bert_tf(tmp_path):
   assert result.returncode == 0, result.stderr
   assert result.stdout.split("\n")[-2] == (
       "[[2, 4, 7, 5, 6, 3, 4, 3]] [[0, 0, 0, 0, 0, 0, 1, 1]]")
+
+
+# transformers' own ids and outputs on the committed fixture folders
+# (tests/fixtures/huggingface/make_transformers_tokenization.py).
+TRANSFORMERS_REFERENCE = os.path.join(
+    os.path.dirname(os.path.dirname(__file__)), "fixtures", "huggingface",
+    "transformers_tokenization.json")
+
+
+@functools.cache
+def transformers_reference():
+  with open(TRANSFORMERS_REFERENCE, encoding="utf-8") as reader:
+    return json.load(reader)
+
+
+def folder_preprocessor(folder, tokenization_rules, max_seq_length):
+  """A BertPreprocessor of a fixture folder's vocabulary and casing."""
+  vocabulary, files = vocabulary_of(
+      os.path.join(os.path.dirname(TRANSFORMERS_REFERENCE), "..", folder))
+  lower = files.do_lower_case
+  if lower is None:
+    lower = vocab_is_lower_cased(vocabulary)
+  return bert_tf.BertPreprocessor(vocabulary, lower, max_seq_length,
+                                  tokenization_rules=tokenization_rules)
+
+
+@pytest.mark.parametrize("folder", sorted(
+    transformers_reference()["tokenizers"]))
+def test_transformers_rules_give_transformers_ids(folder):
+  """Special tokens in text kept whole (at either end, inside words, next
+  to each other; not in lower case, nor broken by a deleted character),
+  words over 100 characters [UNK] (ASCII and multi-byte), and pairs of
+  every length relation truncated and packed as transformers: for
+  tokenizer.json folders (uncased, cased, with added_tokens_decoder) and a
+  vocab.txt one."""
+  reference = transformers_reference()
+  expected = reference["tokenizers"][folder]
+  tokenizer = folder_preprocessor(folder, "transformers", 8).tokenizer
+  cls, sep = tokenizer.vocab["[CLS]"], tokenizer.vocab["[SEP]"]
+  ids = tokenizer.tokenize_ids(reference["texts"]).to_list()
+  for text, ours, theirs in zip(reference["texts"], ids, expected["single"]):
+    assert [cls] + ours + [sep] == theirs, repr(text)
+  length = reference["pair_length"]
+  packed = folder_preprocessor(folder, "transformers", length)(
+      tuple(map(list, zip(*reference["pairs"]))))
+  for row, (input_ids, type_ids) in enumerate(zip(
+      expected["pair_input_ids"], expected["pair_token_type_ids"])):
+    padding = [0] * (length - len(input_ids))
+    assert packed["input_ids"][row].numpy().tolist() == input_ids + padding
+    assert packed["segment_ids"][row].numpy().tolist() == type_ids + padding
+    assert packed["input_mask"][row].numpy().sum() == len(input_ids)
+
+
+def test_the_original_s_rules_stay_the_original_s():
+  """On the same texts, the original's rules give FullTokenizer's ids:
+  "[MASK]" in pieces, words of up to 200 characters split."""
+  reference = transformers_reference()
+  folder = "sentence_transformers/today_mean"
+  tokenizer = folder_preprocessor(folder, "original", 8).tokenizer
+  exact = tokenization.FullTokenizer(tokenizer.vocabulary, True)
+  texts = reference["texts"]
+  assert tokenizer.tokenize_ids(texts).to_list() == [
+      exact_ids(exact, text) for text in texts]
+  assert texts[0] == "[MASK] starts it"
+  assert tokenizer.tokenize_ids(texts[:1]).to_list()[0] != \
+      reference["tokenizers"][folder]["single"][0][1:-1]
+
+
+def test_special_tokens_of_a_vocab_txt_are_kept_whole_where_it_has_them(
+    tmp_path):
+  """[PAD] [UNK] [CLS] [SEP] [MASK] as the vocabulary has them: one it
+  lacks is text; a bracketed token that is not special ([unused0]) too."""
+  path = small_vocab(tmp_path, ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[",
+                                "]", "mask", "unused", "##0", "a"])
+  ids = InGraphTokenizer(path, True, "transformers")(
+      tf.constant(["a[MASK][SEP] [unused0]\x00[PAD]"])).to_list()[0]
+  assert ids == [9, 4, 6, 5, 3, 4, 7, 8, 5, 0]
+
+
+@pytest.mark.parametrize("rules", ["Transformers", None, 2])
+def test_unknown_tokenization_rules_are_refused(tmp_path, rules):
+  path = small_vocab(tmp_path, ["[UNK]"])
+  with pytest.raises(ValueError, match=r"^tokenization_rules=.*: expected "
+                     r"one of 'original', 'transformers'$"):
+    InGraphTokenizer(path, True, rules)
+
+
+def test_a_piece_longer_than_any_word_is_never_matched(tmp_path):
+  """A vocabulary line of 300 characters (over TensorFlow Text's 256
+  bytes) can match no word of up to 200; one it could match but cannot
+  hold is refused by name, not by TensorFlow's RuntimeError."""
+  path = small_vocab(tmp_path, ["[UNK]", "a" * 300, "##a", "a"])
+  exact = tokenization.FullTokenizer(path, True)
+  ids = InGraphTokenizer(path, True)(tf.constant(["a" * 150])).to_list()
+  assert ids == [exact.encode("a" * 150)] == [[3] + [2] * 149]
+  path = small_vocab(tmp_path, ["[UNK]", "\U0001f600" * 100])
+  with pytest.raises(ValueError, match=r"vocab.txt: token 1 \('😀+'\.\.\.\) "
+                     r"has 400 bytes; the in-graph tokenizer"):
+    InGraphTokenizer(path, True)

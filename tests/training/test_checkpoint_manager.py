@@ -111,6 +111,22 @@ def test_another_models_checkpoint_says_how_to_start_fresh(tmp_path):
     make(tiny_config(hidden_size=16), str(tmp_path))[2].restore_latest()
 
 
+def test_a_checkpoint_without_slots_is_evaluated_not_trained_on(tmp_path):
+  """A run that trained other variables (LoRA's head alone) wrote no slots
+  for the rest: evaluating it takes its weights and step without them."""
+  model, _, _ = make(tiny_config(), str(tmp_path))
+  bert_tf.save_checkpoint(model, str(tmp_path / "model.ckpt-7"),
+                          global_step=7)
+  (tmp_path / "checkpoint").write_text(
+      'model_checkpoint_path: "model.ckpt-7"\n')
+  _, optimizer, manager = make(tiny_config(), str(tmp_path))
+  assert manager.restore_latest(slots=False) == 7
+  assert int(optimizer.iterations) == 7
+  with pytest.raises(ValueError, match="optimizer slot .*/adam_m is "
+                     "missing"):
+    manager.restore_latest()
+
+
 def test_without_an_index_the_checkpoints_there_are_resumed(tmp_path):
   model, optimizer, manager = make(tiny_config(), str(tmp_path), keep=5)
   train(model, optimizer, 10, manager, save_every=5)

@@ -98,3 +98,28 @@ def test_in_order_prediction_gives_each_row_at_its_batch_length():
     np.testing.assert_allclose(outputs["sequence_output"][:length],
                                full["sequence_output"][index, :length],
                                atol=1e-5)
+
+
+@pytest.mark.parametrize("by_length", [True, False])
+def test_a_batch_holds_at_most_the_features_given(monkeypatch, by_length):
+  """Five features with a batch_size of 1000 run as a batch of five: no
+  padding rows beyond them (they would be allocated first)."""
+  predictor, model = encoder_predictor()
+  shapes = []
+  call = bert_tf.BertEncoder.call
+
+  def recorded_call(self, inputs, **kwargs):
+    shapes.append(inputs["input_ids"].shape[0])
+    return call(self, inputs, **kwargs)
+
+  monkeypatch.setattr(bert_tf.BertEncoder, "call", recorded_call)
+  features = varied_features(5, seq_length=16)
+  outputs = predictor.predict(features, batch_size=1000,
+                              by_length=by_length)
+  rows = list(predictor.predict_in_order(features, batch_size=1000,
+                                         chunk_batches=2))
+  assert set(shapes) == {5}
+  np.testing.assert_allclose(outputs["pooled_output"], model(
+      {name: tf.constant(value) for name, value in features.items()},
+      training=False)["pooled_output"], atol=1e-5)
+  assert [index for index, _ in rows] == list(range(5))

@@ -1,5 +1,6 @@
 """bert_tf.training.Trainer: its options, on the original's trajectory."""
 
+import logging
 import os
 import subprocess
 import sys
@@ -9,9 +10,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import bert_tf
+from bert_tf.checkpoints.huggingface_folder import HuggingFaceFolder
+from bert_tf.models.classifier import BertClassifier
+from bert_tf.models.tagger import BertFeatureTagger
+from bert_tf.training.objectives import ClassificationObjective
+from bert_tf.training.trainer import TrainingOptions, create_trainer
 from tests.support import reference_training
 from tests.support.helpers import (ORIGINAL_TINY_TRAIN, PROJECT_DIR,
-                                   assert_checkpoints_close, read_scalars)
+                                   assert_checkpoints_close, read_scalars,
+                                   tiny_config)
 
 ORIGINAL_CKPT_10 = os.path.join(ORIGINAL_TINY_TRAIN, "model.ckpt-10")
 
@@ -70,3 +78,58 @@ def test_mirrored_on_two_devices_equals_one_device(tmp_path):
 def test_batch_must_split_over_replicas_and_micro_batches(tmp_path):
   with pytest.raises(ValueError, match="gradient_accumulation_steps=2"):
     reference_training.train(str(tmp_path), gradient_accumulation_steps=2)
+
+
+def trainer_from(init_checkpoint, build_model, output_dir):
+  """A one-device trainer of build_model() that starts from
+  init_checkpoint."""
+  return create_trainer(
+      tf.distribute.OneDeviceStrategy("/cpu:0"), build_model,
+      ClassificationObjective(), str(output_dir),
+      TrainingOptions(num_train_steps=1), 1e-3, 0,
+      init_checkpoint=init_checkpoint, train_batch_size=2)
+
+
+def warnings_of(caplog):
+  return [record.getMessage() for record in caplog.records
+          if record.levelno == logging.WARNING]
+
+
+def test_an_init_checkpoint_head_of_other_labels_is_new_with_a_warning(
+    tmp_path, caplog):
+  """A 3-label folder for a 2-label model: its encoder loads, the model
+  keeps a new head, and a warning names both counts (as from_pretrained
+  starts a new head)."""
+  folder = os.path.join(PROJECT_DIR, "tests", "fixtures", "huggingface",
+                        "transformers5_classifier")
+  reader = HuggingFaceFolder(folder)
+  with caplog.at_level(logging.WARNING):
+    trainer = trainer_from(folder, lambda: BertClassifier(
+        reader.config, num_labels=2), tmp_path)
+  assert trainer.global_step == 0
+  assert warnings_of(caplog) == [
+      f"{folder}: its head has 3 labels and the model's 2 (output_weights "
+      f"[3, 32] against [2, 32]); the model starts a new head: train it"]
+  model = trainer.model
+  assert model.output_head.output_weights.shape == (2, 32)
+  np.testing.assert_array_equal(
+      model.encoder.embeddings.word_embeddings.numpy(),
+      reader.get_tensor("bert/embeddings/word_embeddings"))
+
+
+def test_a_head_of_other_widths_is_named_by_its_shapes(tmp_path, caplog):
+  """A feature-based tagger's head of other LSTM units, the same 9 tags:
+  the warning names the shapes, not a count of labels."""
+
+  def tagger(lstm_units):
+    return BertFeatureTagger(tiny_config(), 9, (1,), "concat", lstm_units)
+
+  bert_tf.save_checkpoint(tagger(4), str(tmp_path / "tagger.ckpt"))
+  with caplog.at_level(logging.WARNING):
+    trainer_from(str(tmp_path / "tagger.ckpt"), lambda: tagger(8),
+                 tmp_path / "run")
+  [warning] = warnings_of(caplog)
+  assert warning == (
+      f"{tmp_path}/tagger.ckpt: its head is of other shapes: "
+      f"ner/output_weights [9, 8] against the model's [9, 16] (12 more "
+      f"differ); the model starts a new head: train it")

@@ -131,6 +131,21 @@ REFUSALS = {
     r"added_tokens\[5\] \('\[SEP\]'\) has id 7": _add_token(True, 7, "[SEP]"),
     "model.vocab's ids": lambda values: values["model"]["vocab"].update(
         hello=100000),
+    r"added_tokens\[4\] \('\[MASK\]'\) has lstrip True; bert_tf keeps "
+    r"special tokens whole as written":
+        lambda values: values["added_tokens"][4].update(lstrip=True),
+    r"added_tokens\[4\] \('\[MASK\]'\) has rstrip True":
+        lambda values: values["added_tokens"][4].update(rstrip=True),
+    r"added_tokens\[0\] \('\[PAD\]'\) has single_word True":
+        lambda values: values["added_tokens"][0].update(single_word=True),
+    r"added_tokens\[1\] \('\[UNK\]'\) has normalized True":
+        lambda values: values["added_tokens"][1].update(normalized=True),
+    r"added_tokens\[2\]: its content is None; expected a non-empty string":
+        lambda values: values["added_tokens"][2].pop("content"),
+    r"added_tokens\[5\]: its content is ''; expected":
+        _add_token(True, 7, ""),
+    "added_tokens is not a list of objects":
+        lambda values: values.update(added_tokens={"0": "[PAD]"}),
 }
 
 
@@ -249,3 +264,156 @@ def test_convert_checkpoint_converts_a_transformers5_folder(
   logits = bert_tf_logits(load_pretrained(str(back)), classifier_expected)
   np.testing.assert_allclose(logits, classifier_expected["logits"],
                              atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def transformers_reference():
+  """transformers' own ids (tests/fixtures/huggingface/
+  make_transformers_tokenization.py)."""
+  with open(os.path.join(FIXTURES, "transformers_tokenization.json"),
+            encoding="utf-8") as reader:
+    return json.load(reader)
+
+
+# The edits of make_transformers_tokenization.py's EDITS.
+_UNUSED5 = {"id": 6, "content": "[unused5]", "single_word": False,
+            "lstrip": False, "rstrip": False, "normalized": False,
+            "special": True}
+EDITS = {
+    "max_input_chars_per_word 5": _set("model", "max_input_chars_per_word",
+                                       5),
+    "max_input_chars_per_word 300": _set("model", "max_input_chars_per_word",
+                                         300),
+    "[unused5] special": lambda values: values["added_tokens"].append(
+        _UNUSED5),
+}
+
+
+@pytest.mark.parametrize("edit", EDITS)
+def test_transformers_rules_follow_transformers_on_an_edited_tokenizer_json(
+    tmp_path, transformers_reference, edit):
+  """transformers ignores model.max_input_chars_per_word (100 always) and
+  keeps whole a token added_tokens marks special; the original's rules
+  keep the file's limit and split every bracketed token."""
+  path = mutated(tmp_path, EDITS[edit])
+  texts = transformers_reference["edited_texts"]
+  layer = BertPreprocessor(path, True, 64, tokenization_rules="transformers")
+  cls, sep = layer.tokenizer.vocab["[CLS]"], layer.tokenizer.vocab["[SEP]"]
+  ids = layer.tokenizer.tokenize_ids(texts).to_list()
+  assert [[cls, *row, sep] for row in ids] == \
+      transformers_reference["edited"][edit]
+  original = BertPreprocessor(path, True, 64).tokenizer
+  exact = tokenization.FullTokenizer(path, True)
+  assert original.tokenize_ids(texts).to_list() == exact.encode_many(texts)
+
+
+def _config_edit(**values):
+  return lambda config: config.update(values)
+
+
+def _decoder(**flags):
+  return {"0": {"content": "[PAD]", "special": True, **flags}}
+
+
+CONFIG_REFUSALS = {
+    r"mask_token is '<mask>'; bert_tf's BERT tokenizer has '\[MASK\]'":
+        _config_edit(mask_token="<mask>"),
+    r"unk_token is None": _config_edit(unk_token=None),
+    r"mask_token \('\[MASK\]'\) has lstrip True": _config_edit(
+        mask_token={"content": "[MASK]", "lstrip": True}),
+    r"added_tokens_decoder\['0'\] \('\[PAD\]'\) has lstrip True":
+        _config_edit(added_tokens_decoder=_decoder(lstrip=True)),
+    r"added_tokens_decoder\['0'\] \('\[PAD\]'\) is not special":
+        _config_edit(added_tokens_decoder=_decoder(special=False)),
+    "added_tokens_decoder is not an object of objects":
+        _config_edit(added_tokens_decoder=["[PAD]"]),
+    "additional_special_tokens is not a list of tokens":
+        _config_edit(additional_special_tokens="[unused5]"),
+    r"'\[unused5\]' is a special token, which transformers keeps whole in "
+    r"text; bert_tf keeps whole \[PAD\], \[UNK\], \[CLS\], \[SEP\], "
+    r"\[MASK\] and a tokenizer.json's added tokens":
+        _config_edit(additional_special_tokens=["[unused5]"]),
+    r"'\[unused6\]' is a special token":
+        _config_edit(added_tokens_decoder={
+            "7": {"content": "[unused6]", "special": True}}),
+}
+
+
+@pytest.mark.parametrize("message", CONFIG_REFUSALS)
+def test_special_tokens_bert_tf_cannot_keep_as_transformers_are_refused(
+    classifier_copy, message):
+  """tokenizer_config.json's special tokens: named otherwise than BERT's,
+  matched otherwise than as written, or more than bert_tf keeps whole."""
+  config_file = classifier_copy / tokenizer_json.TOKENIZER_CONFIG_FILE
+  values = json.loads(config_file.read_text())
+  CONFIG_REFUSALS[message](values)
+  config_file.write_text(json.dumps(values))
+  with pytest.raises(ValueError, match=f"^{config_file}: {message}") as error:
+    conversion.open_checkpoint(str(classifier_copy))
+  assert "\n" not in str(error.value)
+
+
+def test_a_tokenizer_json_s_special_token_must_be_what_transformers_keeps(
+    classifier_copy):
+  """A token tokenizer.json marks special is kept whole where bert_tf reads
+  that file as the vocabulary, and refused where a vocab.txt beside it is
+  read instead or tokenizer_config.json's added_tokens_decoder (which
+  transformers follows) leaves it out."""
+  tokenizer_file = classifier_copy / "tokenizer.json"
+  values = json.loads(tokenizer_file.read_text())
+  token = "[unused4]"
+  values["added_tokens"].append({**_UNUSED5, "content": token,
+                                 "id": values["model"]["vocab"][token]})
+  tokenizer_file.write_text(json.dumps(values))
+  source = conversion.open_checkpoint(str(classifier_copy))
+  assert token in source.vocabulary.special_tokens
+  config_file = classifier_copy / tokenizer_json.TOKENIZER_CONFIG_FILE
+  config = json.loads(config_file.read_text())
+  config_file.write_text(json.dumps({**config, "added_tokens_decoder": {}}))
+  with pytest.raises(ValueError, match=(
+      rf"^{tokenizer_file}: added token '\[unused4\]' is not in "
+      rf"{config_file}'s added_tokens_decoder, which transformers follows")):
+    conversion.open_checkpoint(str(classifier_copy))
+  config_file.write_text(json.dumps(config))
+  learning.write_vocab(list(values["model"]["vocab"]),
+                       str(classifier_copy / "vocab.txt"))
+  with pytest.raises(ValueError, match=(
+      rf"^{tokenizer_file}: '\[unused4\]' is a special token")):
+    conversion.open_checkpoint(str(classifier_copy))
+
+
+@pytest.mark.parametrize("length, read", [
+    (24, 24), (3, 3), (int(1e30), None), (float("inf"), None), (None, None)])
+def test_model_max_length_is_an_integer_or_unset(tmp_path, length, read):
+  """transformers writes int(1e30) where none was set."""
+  path = tmp_path / "tokenizer_config.json"
+  path.write_text(json.dumps({"model_max_length": length}))
+  assert tokenizer_json.read_tokenizer_config(str(path)).model_max_length \
+      == read
+
+
+@pytest.mark.parametrize("length", ["24", 24.0, -5, 0, 2, True, [24]])
+def test_a_model_max_length_transformers_cannot_use_is_refused(tmp_path,
+                                                               length):
+  path = tmp_path / "tokenizer_config.json"
+  path.write_text(json.dumps({"model_max_length": length}))
+  with pytest.raises(ValueError, match=(
+      f"^{path}: model_max_length is .*; expected an integer of at least "
+      f"3$")):
+    tokenizer_json.read_tokenizer_config(str(path))
+
+
+def test_a_word_limit_too_large_for_tensorflow_text_is_followed(tmp_path):
+  """Under the original's rules a limit of 10**9 (over the int32 that
+  TensorFlow Text's byte limit is) splits a 300-character word as
+  FullTokenizer does; transformers' rules make it [UNK]."""
+  path = mutated(tmp_path, _set("model", "max_input_chars_per_word", 10**9))
+  text = ["hello " + "x" * 300]
+  original = BertPreprocessor(path, True, 8).tokenizer
+  assert original.tokenize_ids(text).to_list() == \
+      tokenization.FullTokenizer(path, True).encode_many(text)
+  transformers = BertPreprocessor(path, True, 8,
+                                  tokenization_rules="transformers")
+  assert transformers.tokenizer.tokenize_ids(text).to_list()[0][-1] == \
+      transformers.tokenizer.vocab["[UNK]"]
+

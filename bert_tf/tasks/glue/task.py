@@ -27,6 +27,7 @@ class GlueTask(FineTuningTask):
     language: for XNLI's dev and test files, the language kept.
   """
 
+  name = "glue"
   exports = True
 
   def __init__(self, task, data_dir, language="zh"):
@@ -52,6 +53,9 @@ class GlueTask(FineTuningTask):
 
   def build_model(self, config):
     return BertClassifier(config, self.task.num_labels)
+
+  def model_flags(self):
+    return {"task_name": self.task.name}
 
   def labels_fields(self):
     if self.task.is_regression:  # transformers' names for STS-B's head

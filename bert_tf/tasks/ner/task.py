@@ -49,6 +49,7 @@ class NerTask(FineTuningTask):
     lstm_units: the feature-based BiLSTM's size per direction.
   """
 
+  name = "ner"
   eval_splits = ("dev",)
   predict_splits = ("test",)
   objective = TaggingObjective()
@@ -87,6 +88,12 @@ class NerTask(FineTuningTask):
         self.feature_based, config.num_hidden_layers)
     return BertFeatureTagger(config, len(examples.LABELS), selected_layers,
                              combination, self.lstm_units)
+
+  def model_flags(self):
+    if self.feature_based is None:
+      return {"feature_based": None}
+    return {"feature_based": self.feature_based,
+            "lstm_units": self.lstm_units}
 
   def labels_fields(self):
     return labels_fields(list(examples.LABELS))

@@ -115,12 +115,14 @@ def _checked_length(context, max_context_length):
   characters: running it fails the request with an InvalidArgumentError
   naming the longest row, before the context is tokenised."""
   lengths = tf.strings.length(context, unit="UTF8_CHAR")
-  longest = tf.argmax(lengths, output_type=tf.int64)
+  # One length more, so that an empty batch has a longest row to name.
+  longest = tf.argmax(tf.concat([lengths, [0]], 0), output_type=tf.int64)
   check = tf.debugging.Assert(
       tf.reduce_all(lengths <= max_context_length), [tf.strings.format(
           "context: row {} has {} characters; this export answers at most "
           f"{max_context_length} (run_squad "
-          "--max_serving_context_length)", (longest, lengths[longest]))])
+          "--max_serving_context_length)",
+          (longest, tf.concat([lengths, [0]], 0)[longest]))])
   with tf.control_dependencies([check]):
     return tf.identity(context)
 

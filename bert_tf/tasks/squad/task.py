@@ -36,6 +36,7 @@ class SquadTask(FineTuningTask):
       export's serve_text answers (serving.SquadServing).
   """
 
+  name = "squad"
   eval_splits = ()
   predict_splits = ("predict",)
   objective = SpanObjective()

@@ -26,6 +26,7 @@ SPLIT_FILES = {"train": "train.csv", "dev": "val.csv", "test": "test.csv"}
 class SwagTask(FineTuningTask):
   """SWAG from data_dir (the swagaf "regular" files)."""
 
+  name = "swag"
   eval_splits = ("dev",)
   predict_splits = ("test",)
   objective = ClassificationObjective()
