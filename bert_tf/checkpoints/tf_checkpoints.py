@@ -279,8 +279,13 @@ def load_checkpoint(model, path, reader=None, new_head=False):
   model.new_weights = [variables[name].path
                        for name in report.not_in_checkpoint]
   if report.not_in_checkpoint:
-    logger.info("Kept initialisation (not in checkpoint): %s",
-                report.not_in_checkpoint)
+    # As transformers' "Some weights ... are newly initialized": shown by
+    # default, once, with why the checkpoint's own were left out.
+    reason = getattr(reader, "reason", None)
+    logger.warning("%s: %s start at random, not loaded from %s%s; train the "
+                   "model on a task before using its predictions",
+                   type(model).__name__, ", ".join(report.not_in_checkpoint),
+                   prefix, f": {reason}" if reason else "")
   if report.unused:
     logger.info("Not used from checkpoint: %s", report.unused)
   return report
@@ -288,10 +293,12 @@ def load_checkpoint(model, path, reader=None, new_head=False):
 
 class _HeadRows:
   """A reader whose head tensors come with their rows reordered (`rows`:
-  the stored row of each of the model's), or are left out (rows None)."""
+  the stored row of each of the model's), or are left out (rows None;
+  `reason` says why, for load_checkpoint's warning)."""
 
-  def __init__(self, reader, head_names, rows):
+  def __init__(self, reader, head_names, rows, reason=None):
     self._reader, self._head_names, self._rows = reader, head_names, rows
+    self.reason = reason
 
   def get_variable_to_shape_map(self):
     shapes = self._reader.get_variable_to_shape_map()
@@ -330,10 +337,9 @@ def rows_by_label(reader, variables, labels, prefix):
       not any(name in shapes for name in head_names):
     return reader
   if sorted(theirs) != sorted(labels):
-    logger.warning("%s: its head's labels %s are not the model's %s; only "
-                   "its encoder is loaded", prefix, list(theirs),
-                   list(labels))
-    return _HeadRows(reader, head_names, None)
+    return _HeadRows(reader, head_names, None,
+                     f"its head's labels {list(theirs)} are not the "
+                     f"model's {list(labels)}")
   return _HeadRows(reader, head_names,
                    [list(theirs).index(label) for label in labels])
 
@@ -350,16 +356,15 @@ def _labels_beside(prefix):
 
 def _without_other_heads(reader, variables, model, prefix):
   """The reader without the model's head variables that the checkpoint
-  holds in another shape (logged): the model keeps its own."""
+  holds in another shape: the model keeps its own."""
   shapes = reader.get_variable_to_shape_map()
   other = [name for name in model.checkpoint_head_names
            if name in shapes and list(shapes[name]) != list(
                variables[name].shape)]
   if not other:
     return reader
-  logger.warning("%s: its head %s; the model starts a new head: train it",
-                 prefix, _head_difference(other, shapes, variables))
-  return _HeadRows(reader, other, None)
+  return _HeadRows(reader, other, None,
+                   f"its head {_head_difference(other, shapes, variables)}")
 
 
 def _head_difference(names, shapes, variables):

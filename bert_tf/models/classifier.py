@@ -186,10 +186,10 @@ class BertClassifier(TextModel):
     linear)."""
     if "BertForSequenceClassification" not in self.huggingface_architectures:
       return None
-    default = "sigmoid" if self.num_labels == 1 else "linear"
     return sentence_transformers.Pipeline(
         sentence_transformers.CROSS_ENCODER, "",
-        activation=self.score_activation or default)
+        activation=sentence_transformers.activation_or_default(
+            self.score_activation, self.num_labels))
 
   def call(self, inputs, training=None):
     pooled_output = self.encoder(self.encoder_inputs(inputs),

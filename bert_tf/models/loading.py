@@ -78,7 +78,7 @@ def task_model(model_class, model_dir, max_seq_length=None, **arguments):
   compiled with the task's defaults (compile()).
   The checkpoint's head is reused where it is the model's kind and shape;
   else the model has a new head. A warning names every weight that starts
-  at random (_log_head).
+  at random (load_checkpoint).
 
   Raises:
     ValueError: a model that needs num_labels, given none, from a
@@ -107,15 +107,9 @@ def task_model(model_class, model_dir, max_seq_length=None, **arguments):
 
 
 def _log_head(model, report, model_dir):
-  """Warns of the weights model_dir lacks, which start at random (a new
-  head, a missing pooler), as transformers does; else logs that the head
-  came from model_dir."""
-  if report.not_in_checkpoint:
-    logger.warning("%s: %s are not in %s and start at random: train the "
-                   "model on a task before using its predictions",
-                   type(model).__name__, ", ".join(report.not_in_checkpoint),
-                   model_dir)
-  elif model.checkpoint_head_names:
+  """Logs that the model's head came from model_dir, where it did
+  (load_checkpoint warns of the weights that start at random)."""
+  if model.checkpoint_head_names and not report.not_in_checkpoint:
     logger.info("%s: its head from %s (%d variables)", type(model).__name__,
                 model_dir, len(model.checkpoint_head_names))
 
@@ -200,8 +194,9 @@ def _pipeline_arguments(source, do_lower_case, preprocessor_class):
       raise ValueError(f"{source.path}: a CrossEncoder of "
                        f"{source.architecture_name}; bert_tf reproduces "
                        f"those of BertForSequenceClassification")
-    default = "sigmoid" if len(source.labels) == 1 else "linear"
-    return {**arguments, "score_activation": pipeline.activation or default}
+    return {**arguments,
+            "score_activation": sentence_transformers.activation_or_default(
+                pipeline.activation, len(source.labels))}
   return {**arguments, "pooling": list(pipeline.pooling),
           "dense": [{"units": module.units, "activation": module.activation,
                      "use_bias": module.use_bias}

@@ -9,6 +9,7 @@ import tensorflow as tf
 from bert_tf.models.encoder import EncoderModel
 from bert_tf.text.preprocessor import (BertPreprocessor, as_keras_texts,
                                        as_text_tensors)
+from bert_tf.wordpiece import rules
 
 
 class TextModel(EncoderModel):
@@ -137,10 +138,19 @@ class TextModel(EncoderModel):
           "preprocessor's TensorFlow Text ops have no "
           f"{'ONNX' if format == 'onnx' else 'LiteRT'} form; export ids "
           f"instead, export(path, format={format!r}, input_signature="
-          "model.ids_input_signature()), and tokenize on the client "
-          "(bert_tf.tokenization, or model.preprocessor in TensorFlow)")
+          f"model.ids_input_signature()), and tokenize on the client with "
+          f"{self._client_tokenizers()}")
     return super().export(filepath, format=format, verbose=verbose,
                           input_signature=input_signature, **kwargs)
+
+  def _client_tokenizers(self):
+    """What gives this model's ids outside its graph: its preprocessor;
+    and bert_tf.tokenization, which follows the original's rules, where
+    the model does too."""
+    if self.preprocessor.tokenization_rules == rules.ORIGINAL_RULES:
+      return "model.preprocessor or bert_tf.tokenization"
+    return ("model.preprocessor (bert_tf.tokenization follows the "
+            "original's rules, not this model's transformers' rules)")
 
   def get_config(self):
     config = super().get_config()

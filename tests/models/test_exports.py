@@ -75,6 +75,25 @@ def test_the_feature_taggers_bilstm_needs_the_flex_delegate(tmp_path):
   assert os.path.getsize(path) > 0
 
 
+def test_the_ids_route_names_the_tokenizer_of_the_model_s_rules(tmp_path):
+  """An original checkpoint's model may be tokenised by bert_tf.tokenization
+  on the client; a Hugging Face folder's, by transformers' rules, by its
+  preprocessor alone."""
+  original = bert_tf.BertClassifier.from_pretrained(
+      f"{PROJECT_DIR}/tests/fixtures/community_checkpoint/biobert_style",
+      num_labels=2, max_seq_length=16)
+  with pytest.raises(ValueError, match=r"with model.preprocessor or "
+                     r"bert_tf.tokenization$"):
+    original.export(str(tmp_path / "m.onnx"), format="onnx")
+  folder = bert_tf.BertClassifier.from_pretrained(
+      f"{PROJECT_DIR}/tests/fixtures/huggingface/transformers5_classifier",
+      max_seq_length=16)
+  with pytest.raises(ValueError, match=r"with model.preprocessor \("
+                     r"bert_tf.tokenization follows the original's rules, "
+                     r"not this model's transformers' rules\)$"):
+    folder.export(str(tmp_path / "m.onnx"), format="onnx")
+
+
 @pytest.mark.parametrize("export_format", RUNNERS)
 def test_a_raw_text_model_exports_its_ids_to_onnx_and_litert(export_format,
                                                              tmp_path):

@@ -34,9 +34,12 @@ def same_weights(first, second):
 
 
 def head_messages(caplog, level=logging.INFO):
+  """The INFO lines of loading.py; at WARNING, every logger's: a warning
+  is given once."""
   return [record.getMessage() for record in caplog.records
-          if record.name == "bert_tf.models.loading"
-          and record.levelno == level]
+          if record.levelno == level and (
+              level == logging.WARNING
+              or record.name == "bert_tf.models.loading")]
 
 
 @pytest.mark.shared
@@ -64,9 +67,10 @@ def test_other_num_labels_make_a_new_head_on_the_same_encoder(caplog):
   # A warning, as transformers' "Some weights of ... were not initialized
   # from the model checkpoint": Python shows warnings by default.
   assert head_messages(caplog, logging.WARNING) == [
-      f"BertClassifier: output_weights, output_bias are not in {CLASSIFIER} "
-      "and start at random: train the model on a task before using its "
-      "predictions"]
+      f"BertClassifier: output_weights, output_bias start at random, not "
+      f"loaded from {CLASSIFIER}: its head has 3 labels and the model's 2 "
+      "(output_weights [3, 32] against [2, 32]); train the model on a task "
+      "before using its predictions"]
   # The default length: 128, or the position table where that is shorter.
   assert model.preprocessor.max_seq_length == 64
 
@@ -119,8 +123,8 @@ def test_a_pretrainer_from_a_sentence_transformers_folder(caplog):
   assert same_weights(pretrainer.encoder, reference.encoder)
   new = [name for name in bert_tf.BertPretrainer.checkpoint_head_names]
   assert head_messages(caplog, logging.WARNING) == [
-      f"BertPretrainer: {', '.join(new)} are not in {EMBEDDER} and start "
-      "at random: train the model on a task before using its predictions"]
+      f"BertPretrainer: {', '.join(new)} start at random, not loaded from "
+      f"{EMBEDDER}; train the model on a task before using its predictions"]
 
 
 def test_a_directory_save_pretrained_wrote_keeps_its_labelled_head(tmp_path):
@@ -159,8 +163,8 @@ def test_a_folder_without_a_pooler_names_it_and_lora_trains_it(caplog):
                                                  num_labels=2)
   assert head_messages(caplog, logging.WARNING) == [
       "BertClassifier: bert/pooler/dense/kernel, bert/pooler/dense/bias, "
-      f"output_weights, output_bias are not in {QUESTION_ANSWERING} and "
-      "start at random: train the model on a task before using its "
+      "output_weights, output_bias start at random, not loaded from "
+      f"{QUESTION_ANSWERING}; train the model on a task before using its "
       "predictions"]
   model.enable_lora(2)
   assert {weight.path for weight in model.encoder.trainable_weights

@@ -108,8 +108,10 @@ def test_an_init_checkpoint_head_of_other_labels_is_new_with_a_warning(
         reader.config, num_labels=2), tmp_path)
   assert trainer.global_step == 0
   assert warnings_of(caplog) == [
-      f"{folder}: its head has 3 labels and the model's 2 (output_weights "
-      f"[3, 32] against [2, 32]); the model starts a new head: train it"]
+      f"BertClassifier: output_weights, output_bias start at random, not "
+      f"loaded from {folder}: its head has 3 labels and the model's 2 "
+      f"(output_weights [3, 32] against [2, 32]); train the model on a task "
+      f"before using its predictions"]
   model = trainer.model
   assert model.output_head.output_weights.shape == (2, 32)
   np.testing.assert_array_equal(
@@ -129,7 +131,8 @@ def test_a_head_of_other_widths_is_named_by_its_shapes(tmp_path, caplog):
     trainer_from(str(tmp_path / "tagger.ckpt"), lambda: tagger(8),
                  tmp_path / "run")
   [warning] = warnings_of(caplog)
-  assert warning == (
-      f"{tmp_path}/tagger.ckpt: its head is of other shapes: "
-      f"ner/output_weights [9, 8] against the model's [9, 16] (12 more "
-      f"differ); the model starts a new head: train it")
+  assert warning.endswith(
+      f"start at random, not loaded from {tmp_path}/tagger.ckpt: its head "
+      f"is of other shapes: ner/output_weights [9, 8] against the model's "
+      f"[9, 16] (12 more differ); train the model on a task before using "
+      f"its predictions")
