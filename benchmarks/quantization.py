@@ -25,6 +25,10 @@ one after the other.
                     run_classifier's TF Serving export (a tf.Module holding
                     the model)
 
+It prints the CPU cores it may use and the CPU's int8 and bfloat16 matrix
+features (/proc/cpuinfo's avx512_vnni, avx512_bf16, amx_int8, amx_bf16),
+on which the speed of Keras' int8 and of oneDNN's kernels depends.
+
 Run from the repository root (about 5 minutes on 2 CPU cores):
 
   .venv/bin/python benchmarks/quantization.py [--output_json=PATH]
@@ -53,6 +57,7 @@ SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))), "..", "shared")
 VOCAB = os.path.join(SHARED, "vocab", "bert-base-uncased-vocab.txt")
 SST2 = os.path.join(SHARED, "data", "glue", "SST-2")
+CPU_FEATURES = ("avx512_vnni", "avx512_bf16", "amx_int8", "amx_bf16")
 
 
 def parse_args():
@@ -68,6 +73,21 @@ def parse_args():
     parser.error(f"--vocab_size={args.vocab_size}: {VOCAB} has "
                  f"{len(tokenization.load_vocab(VOCAB))} tokens")
   return args
+
+
+def cpu_features():
+  """{feature: whether /proc/cpuinfo lists it} for CPU_FEATURES (all
+  False where there is no /proc/cpuinfo)."""
+  flags = set()
+  try:
+    with open("/proc/cpuinfo") as reader:
+      for line in reader:
+        if line.startswith("flags"):
+          flags = set(line.split(":", 1)[1].split())
+          break
+  except OSError:
+    pass
+  return {feature: feature in flags for feature in CPU_FEATURES}
 
 
 def fine_tuned(args):
@@ -97,6 +117,10 @@ def ids_copy(model, mode=None):
   copy.set_weights(model.get_weights())
   if mode:
     copy.quantize(mode)
+    dense = [layer for layer in copy._flatten_layers()
+             if isinstance(layer, keras.layers.Dense)]
+    quantized = sum(layer.quantization_mode == mode for layer in dense)
+    print(f"{mode}: {quantized} of {len(dense)} Dense layers quantized")
   return copy
 
 
@@ -161,6 +185,10 @@ def tf_module_litert_form(model, directory):
 
 def main():
   args = parse_args()
+  cores = len(os.sched_getaffinity(0))
+  features = cpu_features()
+  print(f"CPU: {cores} cores; " + ", ".join(
+      f"{name} {'yes' if held else 'no'}" for name, held in features.items()))
   model = fine_tuned(args)
   task = glue.get_task("sst-2")
   dev = glue.read_examples(task, SST2, "dev")
@@ -212,7 +240,8 @@ def main():
           f"{row['dev_set_s']:6.2f}")
   if args.output_json:
     with open(args.output_json, "w") as writer:
-      json.dump({"config": vars(args), "results": results}, writer, indent=2)
+      json.dump({"config": vars(args), "cpu": {"cores": cores, **features},
+                 "results": results}, writer, indent=2)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ LAYER_NORM_EPSILON = 1e-12
 # Fields of Google's released files that the original model never reads,
 # a classifier's labels as bert_tf writes them
 # (checkpoints.names.labels_fields) and a cross-encoder's activation
-# (checkpoints.sentence_transformers.activation_fields).
+# (checkpoints.sentence_transformers_activations.activation_fields).
 INERT_FIELDS = ("directionality", "pooler_fc_size",
                 "pooler_num_attention_heads", "pooler_num_fc_layers",
                 "pooler_size_per_head", "pooler_type", "id2label",

@@ -56,6 +56,10 @@ def main(_):
   if FLAGS["lstm_units"].present and not FLAGS.feature_based:
     raise ValueError("--lstm_units is the feature-based BiLSTM's size: give "
                      "--feature_based too, or leave --lstm_units out")
+  if FLAGS.feature_based and FLAGS.lora_rank is not None:
+    raise ValueError("--lora_rank: --feature_based reads features from a "
+                     "frozen encoder, where adapters would not train; leave "
+                     "one of them out")
   from bert_tf.tasks.ner.task import NerTask
   fine_tuning_flags.run(NerTask(FLAGS.data_dir, FLAGS.document_context,
                                 FLAGS.feature_based, FLAGS.lstm_units))

@@ -47,6 +47,18 @@ def write_checkpoint(path, tensors):
       storage.rename(f"{temporary}{suffix}", f"{path}{suffix}")
 
 
+def _check_floats(variables):
+  """Raises ValueError at the first of {name: variable} that is not
+  floating point: a quantized kernel (int8, int4 packed), which no BERT
+  loader reads as a weight."""
+  for name, variable in variables.items():
+    dtype = tf.as_dtype(variable.dtype)
+    if not dtype.is_floating:
+      raise ValueError(f"save_checkpoint: the model's {name} is "
+                       f"{dtype.name} (quantized); a checkpoint holds float "
+                       "weights: save it before quantize()")
+
+
 def save_checkpoint(model, path, global_step=None, optimizer=None):
   """Saves a bert_tf model under the original names, shapes and dtypes.
 
@@ -66,9 +78,11 @@ def save_checkpoint(model, path, global_step=None, optimizer=None):
   Returns:
     `path`.
   """
+  variables = checkpoint_variables(model)
+  _check_floats(variables)
   tensors = {}
   merged = merged_kernels(model)
-  for name, variable in checkpoint_variables(model).items():
+  for name, variable in variables.items():
     tensors[name] = tf.convert_to_tensor(merged.get(id(variable), variable))
     if optimizer is not None and variable.trainable:
       for suffix, slot in zip(SLOT_SUFFIXES, optimizer.slots(variable)):

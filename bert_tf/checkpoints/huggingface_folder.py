@@ -8,7 +8,6 @@ import re
 import ml_dtypes
 import numpy as np
 
-from bert_tf.checkpoints import sentence_transformers
 from bert_tf.checkpoints.huggingface import (
     ARCHITECTURES, CONFIG_FILE, MASKED_LM_NAMES, NEXT_SENTENCE_NAMES,
     POOLER_SCOPE, UNMAPPED, WEIGHTS_FILE, WEIGHTS_INDEX_FILE, canonical_name,
@@ -19,6 +18,8 @@ from bert_tf.checkpoints.names import (check_layer_count, check_regression,
                                        encoder_names, expected_shape,
                                        labels_of_fields)
 from bert_tf.checkpoints.safetensors_files import read_tensor, tensor_headers
+from bert_tf.checkpoints.sentence_transformers_activations import (
+    cross_encoder_activation)
 from bert_tf.files import storage
 from bert_tf.files.json_files import read_json_object
 from bert_tf.files.model_files import model_file, required_model_file
@@ -95,7 +96,7 @@ class HuggingFaceFolder:
     self.labels, self.problem_type = _labels(values, self.architecture_name,
                                              config_file)
     self.cross_encoder_activation = \
-        sentence_transformers.cross_encoder_activation(values, config_file)
+        cross_encoder_activation(values, config_file)
     # The class's tensors (its pooler may be left out), and the pretraining
     # heads and pooler wherever they are stored too. (A dict of names: in
     # order, and each looked up at once.)

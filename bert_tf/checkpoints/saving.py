@@ -11,15 +11,16 @@ import tempfile
 import keras
 import numpy as np
 
-from bert_tf.checkpoints import (conversion, huggingface,
-                                 sentence_transformers,
+from bert_tf.checkpoints import (directory_writer, huggingface,
+                                 model_directory, sentence_transformers,
                                  sentence_transformers_saving, tf_checkpoints)
+from bert_tf.checkpoints.folder_vocabulary import VOCAB_FILE
 from bert_tf.wordpiece import vocabulary
 from bert_tf.wordpiece.tokenizer_json import (TOKENIZER_FILE,
                                                 is_tokenizer_json)
 
 SENTENCE_TRANSFORMERS = "sentence-transformers"
-FORMATS = (*conversion.FORMATS, SENTENCE_TRANSFORMERS)
+FORMATS = (*model_directory.FORMATS, SENTENCE_TRANSFORMERS)
 
 
 def save_pretrained(model, directory, output_format, vocab_file=None,
@@ -46,14 +47,14 @@ def save_pretrained(model, directory, output_format, vocab_file=None,
                      "; a model directory holds float weights: save it "
                      "before quantize()")
   argument = f"{name}: directory"
-  conversion.check_output_dir(directory, argument)
+  directory_writer.check_output_dir(directory, argument)
   labels = getattr(model, "labels", None) or huggingface.default_labels(
       architecture, getattr(model, "num_labels", 0))
   with tempfile.TemporaryDirectory() as scratch:
     vocab_file, do_lower_case = _vocabulary(model, vocab_file, scratch, name)
     vocabulary.check_vocab_fits(vocab_file, model.config.vocab_size,
                                 f"{name}: the model's config")
-    files = conversion.ModelFiles(
+    files = directory_writer.ModelFiles(
         model.config, architecture, _tensors(model, architecture), labels,
         getattr(model, "problem_type", None), vocab_file, do_lower_case,
         scratch, score_activation=getattr(model, "score_activation", None))
@@ -64,9 +65,9 @@ def save_pretrained(model, directory, output_format, vocab_file=None,
     if pipeline is not None:
       files.extra_files = sentence_transformers_saving.folder_files(
           pipeline, model.config.hidden_size, _dense_weights(model))
-      output_format = conversion.HUGGINGFACE
-    conversion.write_model_directory(directory, output_format, files,
-                                     argument)
+      output_format = model_directory.HUGGINGFACE
+    directory_writer.write_model_directory(directory, output_format, files,
+                                           argument)
 
 
 def _pipeline(model, output_format, name):
@@ -137,6 +138,6 @@ def _vocabulary(model, vocab_file, scratch, name):
   if not os.path.isfile(vocab_file):
     raise FileNotFoundError(f"{name}: vocab_file={vocab_file}: no such file")
   copy = os.path.join(scratch, TOKENIZER_FILE if is_tokenizer_json(vocab_file)
-                      else conversion.VOCAB_FILE)
+                      else VOCAB_FILE)
   shutil.copyfile(vocab_file, copy)
   return copy, vocabulary.vocab_is_lower_cased(copy)

@@ -10,7 +10,9 @@ import numpy as np
 from bert_tf.checkpoints.sentence_transformers import (
     CROSS_ENCODER, DEFAULT_SIMILARITY, DENSE_BIAS, DENSE_WEIGHT,
     DENSE_WEIGHTS_FILE, EMBEDDER, MODEL_CONFIG_FILE, MODULE_TYPES,
-    MODULES_FILE, SENTENCE_BERT_CONFIG_FILE, TORCH_ACTIVATIONS)
+    MODULES_FILE, SENTENCE_BERT_CONFIG_FILE)
+from bert_tf.checkpoints.sentence_transformers_activations import (
+    TORCH_ACTIVATIONS)
 
 
 def folder_files(pipeline, hidden_size, dense_weights):

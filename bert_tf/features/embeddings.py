@@ -57,7 +57,7 @@ def embedding_plan(options, source):
   writes the original's per-token layers: without --pooling and
   --normalize, except for a sentence-transformers embedder's folder
   without --layers. `source`: the run's opened model directory
-  (conversion.Checkpoint), or None.
+  (model_directory.Checkpoint), or None.
 
   Raises:
     ValueError: one line naming the flags: --layers with --pooling or

@@ -64,7 +64,8 @@ def get_activation(name):
 
 # What an embedder's Dense layers and a cross-encoder's scores may apply:
 # the torch activations sentence-transformers records
-# (checkpoints.sentence_transformers.ACTIVATIONS), by bert_tf's names.
+# (checkpoints.sentence_transformers_activations.ACTIVATIONS), by bert_tf's
+# names.
 HEAD_ACTIVATIONS = {
     "linear": _linear,
     "tanh": ops.tanh,

@@ -1,4 +1,5 @@
-"""Dense: keras.layers.Dense whose LoRA adapters a .keras file keeps."""
+"""Dense: keras.layers.Dense whose LoRA adapters a .keras file keeps, and
+that quantize() quantizes as Keras' own."""
 
 import keras
 
@@ -11,7 +12,16 @@ class Dense(keras.layers.Dense):
   Keras' own merges the adapters into the kernel when it saves and zeroes
   both when it loads: the outputs stay, but with both adapters zero no
   gradient reaches either, and a reloaded model's LoRA training stalls.
+
+  Keras' quantize() passes over subclasses of its Dense, whose call may
+  compute otherwise than a quantized kernel would; this one computes as
+  Keras' does, so it is quantized as Keras' is (its subclasses are not).
   """
+
+  def quantize(self, mode=None, type_check=True, config=None):
+    if type_check and type(self) is not Dense:
+      raise self._not_implemented_error(self.quantize)
+    super().quantize(mode, type_check=False, config=config)
 
   def save_own_variables(self, store):
     if not self.lora_enabled or self.quantization_mode is not None:

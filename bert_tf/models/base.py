@@ -2,24 +2,21 @@
 BertConfig, quantize() limited to what keeps the outputs right and saved
 with the model, weights saved with the layer count they are of,
 fit/evaluate/predict that refuse, clearly and before any step, inputs and
-targets the model cannot take, and export() with the model's own
-inputs."""
+targets the model cannot take (FitModel, fit_model.py), and export() with
+the model's own inputs."""
 
 import functools
-import inspect
-import logging
-import numbers
-import types
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.checkpoints.names import first_repeated
-from bert_tf.models import fit_plan
+from bert_tf.models import fit_inputs
 from bert_tf.models import keras_file_sizes
 from bert_tf.models import lora as lora_adapters
-from bert_tf.models import targets
+from bert_tf.models.argument_checks import (check_lora_config,
+                                            check_positive_int)
+from bert_tf.models.fit_model import FitModel
 from bert_tf.training import precision
 
 # Measured on a classifier fine-tuned on SST-2 (benchmarks/quantization.py,
@@ -31,41 +28,9 @@ QUANTIZATION_MODES = ("int8", "int4", "float8")
 
 ENCODER_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
-logger = logging.getLogger(__name__)
-
 
 def _is_dense(layer):
   return isinstance(layer, keras.layers.Dense)
-
-
-def check_positive_int(value, name, model_name):
-  """Raises ValueError, naming the argument, unless value is an integer
-  >= 1: a head of 0 units is built, and fails only at its first batch."""
-  if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
-      or value < 1):
-    raise ValueError(f"{model_name}: {name}={value!r} must be an integer "
-                     ">= 1")
-
-
-def check_labels(labels, num_labels, model_name):
-  """Raises ValueError unless labels is None or a list naming each of the
-  num_labels rows of the head once (as a folder writes it: a string, so 1
-  and "1" are one label)."""
-  if labels is None:
-    return
-  if isinstance(labels, (str, bytes)):
-    raise ValueError(f"{model_name}: labels={labels!r}; expected a list of "
-                     f"the head's {num_labels} labels")
-  if len(labels) != num_labels:
-    raise ValueError(f"{model_name}: {len(labels)} labels for "
-                     f"num_labels={num_labels}")
-  if None in labels:
-    raise ValueError(f"{model_name}: labels[{list(labels).index(None)}] is "
-                     f"None; a label is a name (a string) or a number")
-  repeated = first_repeated(labels)
-  if repeated is not None:
-    raise ValueError(f"{model_name}: labels name {repeated!r} twice; each "
-                     f"of the head's rows has a label of its own")
 
 
 def check_quantization_mode(model_name, mode, config):
@@ -79,83 +44,6 @@ def check_quantization_mode(model_name, mode, config):
       raise ValueError(
           f"{model_name}.quantize({asked!r}): bert_tf models support "
           f"{', '.join(map(repr, QUANTIZATION_MODES))}")
-
-
-def _check_fit_numbers(model_name, args, kwargs):
-  """Raises ValueError unless fit's batch_size, epochs and steps_per_epoch
-  (those given) are integers >= 1: the default schedule divides by them,
-  and Keras takes some of the others in silence."""
-  arguments = inspect.signature(keras.Model.fit).bind(
-      None, None, None, *args, **kwargs).arguments
-  for name in ("batch_size", "epochs", "steps_per_epoch"):
-    if arguments.get(name) is not None:
-      check_positive_int(arguments[name], name, f"{model_name}.fit")
-
-
-def _check_lora_config(adapters, model_name):
-  """Raises ValueError unless a config's lora is None or enable_lora's
-  arguments (rank, and targets and alpha or not), and new_weights or not:
-  a list of the weight paths that train beside the adapters."""
-  if adapters is not None and (
-      not isinstance(adapters, dict) or "rank" not in adapters
-      or set(adapters) - {"rank", "targets", "alpha", "new_weights"}
-      or not _is_list_of_str(adapters.get("new_weights", []))):
-    raise ValueError(f"{model_name} config: lora={adapters!r}; expected "
-                     "enable_lora's arguments: rank, targets, alpha (and "
-                     "new_weights, a list of weight paths)")
-
-
-def _is_list_of_str(value):
-  return isinstance(value, list) and all(isinstance(item, str)
-                                         for item in value)
-
-
-def _weights_as_arrays(kwargs, name):
-  """kwargs' sample_weight, a list, as an array (Keras takes arrays, and
-  blames x for a list)."""
-  if kwargs.get("sample_weight") is not None:
-    kwargs["sample_weight"] = targets.as_arrays(kwargs["sample_weight"],
-                                                f"{name}: sample_weight")
-
-
-def _steps_taken(optimizer):
-  """optimizer.iterations as a Python int (int() of it fails under a
-  tf.distribute strategy)."""
-  return int(keras.ops.convert_to_numpy(optimizer.iterations))
-
-
-def _has_no_examples(x):
-  """True for inputs Keras fails on with an unrelated error (KeyError: 'pop
-  from an empty set'): an empty list, tuple or dict, or a first axis of 0."""
-  leaves = keras.tree.flatten(x)
-  return not leaves or any(
-      getattr(leaf, "shape", None) is not None and len(leaf.shape) > 0
-      and leaf.shape[0] == 0 for leaf in leaves)
-
-
-def _holds_text(x):
-  """True for inputs holding strings: Python ones, a numpy array or a
-  tensor of them, or a dataset whose elements have some."""
-  for leaf in keras.tree.flatten(x):
-    if isinstance(leaf, tf.data.Dataset):
-      leaf = leaf.element_spec
-      if any(spec.dtype == tf.string for spec in tf.nest.flatten(leaf)):
-        return True
-    elif isinstance(leaf, (str, bytes)) or _is_text_array(leaf):
-      return True
-  return False
-
-
-def _is_text_array(value):
-  """A numpy array of strings, or a tensor (eager or Keras') of them."""
-  if isinstance(value, np.ndarray):
-    return value.dtype.kind in "US" or (
-        value.dtype.kind == "O" and value.size > 0
-        and isinstance(value.flat[0], (str, bytes)))
-  dtype = getattr(value, "dtype", None)
-  if isinstance(dtype, tf.DType):
-    return dtype == tf.string
-  return dtype == "string"  # a KerasTensor's
 
 
 def flat_outputs(outputs):
@@ -183,12 +71,13 @@ class _FlatOutputs(keras.Model):
     return flat_outputs(self.model(inputs, training=False))
 
 
-class BertKerasModel(keras.Model):
-  """A keras.Model built from a BertConfig (`self.config`, stored by
-  get_config), whose quantize() covers its Dense layers (the attention
-  projections, the feed-forward layers, the pooler, the masked-LM
-  transform) and refuses GPTQ and AWQ, and whose export() needs no input
-  signature.
+class BertKerasModel(FitModel):
+  """A keras.Model (a FitModel: compile() with the task's defaults, fit,
+  evaluate and predict that check their inputs) built from a BertConfig
+  (`self.config`, stored by get_config), whose quantize() covers its Dense
+  layers (the attention projections, the feed-forward layers, the pooler,
+  the masked-LM transform) and refuses GPTQ and AWQ, and whose export()
+  needs no input signature.
 
   Word embeddings stay float: the masked-LM head multiplies by the same
   table. So do the classification heads, whose weights keep the original's
@@ -266,8 +155,10 @@ class BertKerasModel(keras.Model):
     if self.lora is not None:
       raise ValueError(f"{type(self).__name__}.quantize: it has LoRA "
                        "adapters; quantize model.merge_lora()")
-    super().quantize(mode, config=config, filters=filters or _is_dense,
-                     **kwargs)
+    if filters is not None:  # a .keras file's quantized_to quantizes all
+      raise ValueError(f"{type(self).__name__}.quantize: filters="
+                       f"{filters!r}; bert_tf quantizes every Dense layer")
+    super().quantize(mode, config=config, filters=_is_dense, **kwargs)
     self.quantized_to = mode
 
   def enable_lora(self, rank, targets=("query", "value"), alpha=None):
@@ -288,23 +179,6 @@ class BertKerasModel(keras.Model):
     with self.distribute_strategy.scope():
       self.lora = lora_adapters.enable(self, rank, targets, alpha)
       self._retrace()
-
-  def _retrace(self):
-    """Forgets what Keras traced for fit, evaluate and predict (it holds
-    the variables of its first call), compiling the model again where it
-    was compiled."""
-    self._forget_traces()
-    if getattr(self, "compiled", False) and self._compile_arguments:
-      arguments = dict(self._compile_arguments)
-      optimizer = arguments["optimizer"]
-      if isinstance(optimizer, keras.optimizers.Optimizer) and \
-          optimizer.built:
-        arguments["optimizer"] = type(optimizer).from_config(
-            optimizer.get_config())
-        logger.info("%s: a new %s for the trainable weights, its state was "
-                    "of those before", type(self).__name__,
-                    type(optimizer).__name__)
-      self.compile(**arguments)
 
   def merge_lora(self):
     """A copy of this model with its adapters merged into the kernels: the
@@ -330,144 +204,10 @@ class BertKerasModel(keras.Model):
                        "the config's num_hidden_layers is "
                        f"{self.config.num_hidden_layers}")
 
-  # compile()'s optimizer where none was given, until the first fit sizes
-  # its schedule (fit_plan.PlannedOptimizer).
-  _planned_optimizer = None
-
-  # compile()'s arguments, to compile again after enable_lora; a mapping
-  # Keras does not track (a dict's metrics would count twice).
-  _compile_arguments = None
-
-  def compile(self, optimizer=None, loss=None, metrics=None,
-              learning_rate=fit_plan.LEARNING_RATE,
-              warmup_proportion=fit_plan.WARMUP_PROPORTION, **kwargs):
-    """keras.Model.compile, with the task's defaults for what is not given:
-    its loss and, with it, its metrics (compile_defaults), and the original's
-    AdamWeightDecay at learning_rate (a number > 0), warmed up over
-    warmup_proportion (0 to 1) of the steps and decayed to 0 at the last
-    step of the first fit that takes one, sized on the steps that fit runs
-    from its data, batch size and epochs (fit_plan); a later fit warns that
-    it trains at rate 0. `compile()` then fit on strings trains as
-    run_classifier with its default flags, where the batch size divides
-    the examples. A refused compile leaves the model as it was compiled."""
-    arguments = types.MappingProxyType(dict(
-        optimizer=optimizer, loss=loss, metrics=metrics,
-        learning_rate=learning_rate, warmup_proportion=warmup_proportion,
-        **kwargs))
-    if loss is None:  # the task's loss, and its metrics unless given
-      loss, default_metrics = self.compile_defaults()
-      metrics = default_metrics if metrics is None else metrics
-    plan = None
-    if optimizer is None:
-      plan = fit_plan.PlannedOptimizer(f"{type(self).__name__}.compile",
-                                       learning_rate, warmup_proportion)
-      optimizer = plan.optimizer
-    super().compile(optimizer=optimizer, loss=loss, metrics=metrics,
-                    **kwargs)
-    self._planned_optimizer = plan
-    self._compile_arguments = arguments
-
-  def get_compile_config(self):
-    config = super().get_compile_config()
-    if config is not None and self._planned_optimizer is not None:
-      # Saved before its first fit: the optimizer is still to be sized.
-      config = {**config, "optimizer": None,
-                **self._planned_optimizer.compile_arguments()}
-    return config
-
-  def compile_from_config(self, config):
-    # Keras' own, which skips a model whose compile() is its own. An
-    # optimizer never used (saved before the first fit) has no slots.
-    self.compile(**keras.saving.deserialize_keras_object(config))
-    if self.built and self._planned_optimizer is None:
-      self.optimizer.build(self.trainable_variables)
-
-  def compile_defaults(self):
-    """compile()'s (loss, metrics) where none are given: the task's."""
-    return None, None
-
-  def fit(self, x=None, y=None, *args, **kwargs):
-    _check_fit_numbers(type(self).__name__, args, kwargs)
-    if isinstance(kwargs.get("validation_data"), tuple):
-      kwargs["validation_data"] = self._keras_data(
-          *kwargs["validation_data"], method="fit",
-          where="validation_data's ")
-    x, y = self._keras_data(x, y, method="fit")
-    _weights_as_arrays(kwargs, f"{type(self).__name__}.fit")
-    plan = self._planned_optimizer
-    if plan is not None:
-      plan.size_for(type(self).__name__, x, args, kwargs)
-    else:
-      self._warn_if_the_rate_is_zero()
-    try:
-      return self._run_keras(super().fit, x, y, *args, **kwargs)
-    finally:  # sized by the first fit that takes a step
-      if plan is not None and _steps_taken(self.optimizer):
-        self._planned_optimizer = None
-
-  def evaluate(self, x=None, y=None, *args, **kwargs):
-    x, y = self._keras_data(x, y, method="evaluate")
-    _weights_as_arrays(kwargs, f"{type(self).__name__}.evaluate")
-    return self._run_keras(super().evaluate, x, y, *args, **kwargs)
-
-  def predict(self, x, *args, **kwargs):
-    return self._run_keras(super().predict, self.keras_inputs(x, "predict"),
-                           *args, **kwargs)
-
-  def _run_keras(self, run, *args, **kwargs):
-    """Keras' fit, evaluate or predict (`run`), forgetting what Keras traced
-    where it fails: a traced function whose first call failed fails every
-    later one ("Creating variables on a non-first call")."""
-    try:
-      return run(*args, **kwargs)
-    except Exception:
-      self._forget_traces()
-      raise
-
-  def _forget_traces(self):
-    self.train_function = self.test_function = self.predict_function = None
-
-  def _warn_if_the_rate_is_zero(self):
-    """Warns where fit would train at learning rate 0: a schedule (such as
-    compile()'s default, sized by the first fit) that has ended."""
-    optimizer = getattr(self, "optimizer", None)
-    steps = 0 if optimizer is None else _steps_taken(optimizer)
-    if steps and keras.ops.convert_to_numpy(optimizer.learning_rate) == 0:
-      logger.warning("%s.fit: the learning rate is 0 at step %d: the "
-                     "optimizer's schedule has ended (compile()'s default "
-                     "ends with the first fit); compile() again to train on",
-                     type(self).__name__, steps)
-
-  def _keras_data(self, x, y=None, *rest, method, where=""):
-    """(x, y, *rest) of fit or evaluate (`method`; `where`: "" or
-    "validation_data's ") as Keras takes them: x by keras_inputs, y by
-    keras_targets, a sample weight's list as an array."""
-    x = self.keras_inputs(x, method)
-    name = f"{type(self).__name__}.{method}: {where}"
-    return (x, self.keras_targets(x, y, f"{name}y"),
-            *(targets.as_arrays(weights, f"{name}sample_weight")
-              for weights in rest))
-
-  def keras_targets(self, x, y, where):
-    """y as fit and evaluate pass it to Keras (lists as arrays), checked
-    against x (as keras_inputs gives it) by check_targets before any step;
-    where: "BertClassifier.fit: y", for messages."""
-    y = targets.as_arrays(y, where)
-    self.check_targets(x, y, where)
-    return y
-
-  def check_targets(self, x, y, where):
-    """Raises ValueError for targets y (arrays, tensors or None) that the
-    model's loss would fail on at a step, or read wrongly. A model that
-    trains on targets says what they are; here none."""
-
   def keras_inputs(self, x, method):
-    """x (or validation_data's x) as fit, evaluate and predict (`method`)
-    pass it to Keras: refused when it holds no examples (None passes: a
-    dataset may come otherwise), or text the model does not take."""
-    if x is not None and _has_no_examples(x):
-      raise ValueError(f"{type(self).__name__}.{method}: x holds no "
-                       "examples")
+    """x as FitModel.keras_inputs gives it, refused where it holds text but
+    the model takes ids (check_not_text)."""
+    x = super().keras_inputs(x, method)
     if not self.takes_text:
       self.check_not_text(x, method)
     return x
@@ -480,7 +220,7 @@ class BertKerasModel(keras.Model):
     (method: "predict", or "model" for a call), naming them and how to
     get a model that takes text: Keras' own error says only
     "Unrecognized data type"."""
-    if not _holds_text(x):
+    if not fit_inputs.holds_text(x):
       return
     where = type(self).__name__ + ("" if method == "model" else f".{method}")
     raise ValueError(f"{where}: the model takes ids "
@@ -505,7 +245,7 @@ class BertKerasModel(keras.Model):
   def from_config(cls, config):
     """The model of a get_config dict, its sizes checked first against the
     .keras file Keras is loading, if any (keras_file_sizes.check)."""
-    _check_lora_config(config.get("lora"), cls.__name__)
+    check_lora_config(config.get("lora"), cls.__name__)
     bert_config = keras_file_sizes.check(cls, config)
     arguments = dict(config)
     if bert_config is not None:
@@ -570,7 +310,8 @@ class BertKerasModel(keras.Model):
         one (a BertPretrainer: "BertForPreTraining", or "BertForMaskedLM");
         see huggingface_architectures.
     """
-    from bert_tf.checkpoints import saving  # pylint: disable=g-import-not-at-top
+    from bert_tf.checkpoints import (  # pylint: disable=g-import-not-at-top
+        saving)
     saving.save_pretrained(self.merge_lora(), directory, format, vocab_file,
                            architecture)
 

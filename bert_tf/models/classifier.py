@@ -7,11 +7,13 @@ from keras import ops
 
 from bert_tf.checkpoints import sentence_transformers
 from bert_tf.checkpoints.names import PROBLEM_TYPES
+from bert_tf.checkpoints.sentence_transformers_activations import (
+    activation_or_default)
 from bert_tf.layers.activations import HEAD_ACTIVATIONS
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.dropout import Dropout
 from bert_tf.models import targets
-from bert_tf.models.base import check_labels, check_positive_int
+from bert_tf.models.argument_checks import check_labels, check_positive_int
 from bert_tf.models.text_model import TextModel, checked_text, kind_of
 
 # The activations a cross-encoder's scores may come through
@@ -188,8 +190,8 @@ class BertClassifier(TextModel):
       return None
     return sentence_transformers.Pipeline(
         sentence_transformers.CROSS_ENCODER, "",
-        activation=sentence_transformers.activation_or_default(
-            self.score_activation, self.num_labels))
+        activation=activation_or_default(self.score_activation,
+                                         self.num_labels))
 
   def call(self, inputs, training=None):
     pooled_output = self.encoder(self.encoder_inputs(inputs),

@@ -12,7 +12,7 @@ from bert_tf.checkpoints.names import check_pooling, dense_module_name
 from bert_tf.layers.activations import HEAD_ACTIVATIONS
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.pooling import SentencePooling, l2_normalize
-from bert_tf.models.base import check_positive_int
+from bert_tf.models.argument_checks import check_positive_int
 from bert_tf.models.text_model import TextModel, checked_text, kind_of
 from bert_tf.training.losses import MultipleNegativesRankingLoss
 from bert_tf.training.predictor import Predictor

@@ -6,7 +6,9 @@ from_pretrained can use it."""
 import dataclasses
 import logging
 
-from bert_tf.checkpoints import conversion, sentence_transformers
+from bert_tf.checkpoints import model_directory, sentence_transformers
+from bert_tf.checkpoints.sentence_transformers_activations import (
+    activation_or_default)
 from bert_tf.checkpoints.tf_checkpoints import LoadReport, load_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.text.preprocessor import BertPreprocessor, check_max_seq_length
@@ -27,7 +29,7 @@ class PretrainedModel:
     model_max_length: tokenizer_config.json's, or None where unset.
     pipeline: a sentence-transformers folder's
       (sentence_transformers.Pipeline), or None.
-    tokenization_rules: the directory's (conversion.Checkpoint's).
+    tokenization_rules: the directory's (model_directory.Checkpoint's).
   """
   config: BertConfig
   model: object
@@ -55,7 +57,7 @@ def preprocessor_of(vocabulary, do_lower_case, config, model_max_length,
                     preprocessor_class=BertPreprocessor):
   """A BertPreprocessor of a model directory's vocabulary (a path or a
   rules.Vocabulary), casing and tokenization rules (its
-  conversion.Checkpoint's). max_seq_length defaults to 128, or the
+  model_directory.Checkpoint's). max_seq_length defaults to 128, or the
   tokenizer's model_max_length or the model's max_position_embeddings where
   that is less; one that is not an integer, or longer than
   max_position_embeddings, is refused here, not at its first batch."""
@@ -86,7 +88,7 @@ def task_model(model_class, model_dir, max_seq_length=None, **arguments):
   """
   if max_seq_length is not None:
     check_max_seq_length(max_seq_length)
-  source = conversion.open_checkpoint(model_dir)
+  source = model_directory.open_checkpoint(model_dir)
   if hasattr(model_class, "preprocessor_class") and \
       "preprocessor" not in arguments \
       and (source.pipeline is None or max_seq_length is not None):
@@ -115,7 +117,7 @@ def _log_head(model, report, model_dir):
 
 
 def build_and_load(source, model_class, new_head=False, **model_arguments):
-  """model_class built for an opened model directory (conversion's
+  """model_class built for an opened model directory (model_directory's
   Checkpoint), its arguments defaulting to the directory's (head labels, a
   sentence-transformers folder's settings), and its weights loaded: a
   PretrainedModel.
@@ -195,7 +197,7 @@ def _pipeline_arguments(source, do_lower_case, preprocessor_class):
                        f"{source.architecture_name}; bert_tf reproduces "
                        f"those of BertForSequenceClassification")
     return {**arguments,
-            "score_activation": sentence_transformers.activation_or_default(
+            "score_activation": activation_or_default(
                 pipeline.activation, len(source.labels))}
   return {**arguments, "pooling": list(pipeline.pooling),
           "dense": [{"units": module.units, "activation": module.activation,

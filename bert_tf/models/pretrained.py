@@ -1,7 +1,8 @@
 """Opening a model directory: a release, a community checkpoint or a Hugging
 Face folder, as a bert_tf model with its vocabulary."""
 
-from bert_tf.checkpoints import conversion, huggingface, sentence_transformers
+from bert_tf.checkpoints import (huggingface, model_directory,
+                                 sentence_transformers)
 from bert_tf.models import (BertClassifier, BertEmbedder, BertEncoder,
                             BertMultipleChoice, BertNextSentenceClassifier,
                             BertPretrainer, BertSpanLabeler, BertTagger,
@@ -41,13 +42,13 @@ def load_pretrained(model_dir, model_class=None, **model_arguments):
   Returns:
     A PretrainedModel.
   """
-  return from_checkpoint(conversion.open_checkpoint(model_dir), model_class,
-                         **model_arguments)
+  return from_checkpoint(model_directory.open_checkpoint(model_dir),
+                         model_class, **model_arguments)
 
 
 def from_checkpoint(source, model_class=None, **model_arguments):
   """load_pretrained's model from a model directory opened already
-  (conversion.open_checkpoint's Checkpoint): a run that opened its
+  (model_directory.open_checkpoint's Checkpoint): a run that opened its
   --init_checkpoint builds its model without opening it again
   (loading.build_and_load)."""
   pipeline = source.pipeline

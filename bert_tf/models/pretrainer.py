@@ -9,7 +9,7 @@ from keras import ops
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.layers.masked_lm import MaskedLMHead
 from bert_tf.models import fit_plan, targets
-from bert_tf.models.base import check_positive_int
+from bert_tf.models.argument_checks import check_positive_int
 from bert_tf.models.inputs import required_input
 from bert_tf.models.text_model import TextModel
 from bert_tf.text.masked_lm_preprocessor import BertMaskedLMPreprocessor

@@ -9,7 +9,7 @@ from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.layer_combination import (CONCAT, WEIGHTED_SUM,
                                                LayerCombination, check_layers)
 from bert_tf.models import targets
-from bert_tf.models.base import check_labels, check_positive_int
+from bert_tf.models.argument_checks import check_labels, check_positive_int
 from bert_tf.models.encoder import EncoderModel
 
 

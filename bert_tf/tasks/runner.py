@@ -25,6 +25,7 @@ from bert_tf.text.tokenizer import InGraphTokenizer
 from bert_tf.training import distribution, run_setup
 from bert_tf.training import option_checks
 from bert_tf.training import run_files
+from bert_tf.training.checkpoint_manager import checkpoint_names
 from bert_tf.training.predictor import Predictor
 from bert_tf.training.trainer import TrainingOptions, create_trainer
 
@@ -60,7 +61,8 @@ class FineTuningOptions:
   optimizer: str = "adamw"
   seed: Optional[int] = None
   # LoRA adapters of this rank on every layer's query and value, the rest
-  # of the encoder frozen (BertKerasModel.enable_lora); None: none.
+  # of the encoder frozen but for the weights --init_checkpoint lacks (a
+  # pooler; Trainer.restore); None: none.
   lora_rank: Optional[int] = None
   # Loop, precision and checkpoint options; num_train_steps is computed.
   training: TrainingOptions = dataclasses.field(
@@ -85,6 +87,7 @@ def run_fine_tuning(task, options, strategy):
   model = run_setup.resolve_run_model(
       options.init_checkpoint, options.bert_config_file, options.vocab_file,
       options.do_lower_case, options.max_seq_length)
+  _check_lora_rank(options, model)
   splits = _splits(task, options)
   examples = {split: task.read_examples(split) for split in splits}
   model_files = run_setup.model_files(model, task.labels_fields())
@@ -112,13 +115,13 @@ def _train_evaluate_predict(task, options, strategy, model, examples,
         split, split_examples, tokenizer, options.max_seq_length))
   num_warmup_steps = int(num_train_steps * options.warmup_proportion)
   trainer = create_trainer(
-      strategy, lambda: _built(task, config, options.lora_rank),
-      task.objective,
+      strategy, lambda: task.build_model(config), task.objective,
       options.output_dir,
       dataclasses.replace(options.training, num_train_steps=num_train_steps),
       options.learning_rate, num_warmup_steps, options.optimizer,
       options.seed, model.init_checkpoint,
-      options.train_batch_size if options.do_train else None)
+      options.train_batch_size if options.do_train else None,
+      options.lora_rank)
   storage.makedirs(options.output_dir)
   if trainer.is_chief:
     # Once the checkpoint to go on from has loaded: the model is this one.
@@ -213,14 +216,21 @@ def _check_options(options):
     raise ValueError(f"--lora_rank={options.lora_rank}: must be at least 1")
 
 
-def _built(task, config, lora_rank):
-  """The task's model, with LoRA adapters of rank lora_rank (None: none).
-  Its checkpoints hold them merged into the kernels: a resumed run goes on
-  from those with new adapters."""
-  model = task.build_model(config)
-  if lora_rank is not None:
-    model.enable_lora(lora_rank)
-  return model
+def _check_lora_rank(options, model):
+  """Raises ValueError for a --lora_rank over the model's hidden size (its
+  adapters would be no lower rank), or for adapters that would train on a
+  random encoder, frozen at random: no --init_checkpoint and no checkpoint
+  in --output_dir to go on from."""
+  rank = options.lora_rank
+  if rank is None:
+    return
+  if rank > model.config.hidden_size:
+    raise ValueError(f"--lora_rank={rank}: must be at most the hidden_size, "
+                     f"{model.config.hidden_size} ({model.config_file})")
+  if options.do_train and not model.init_checkpoint and \
+      not checkpoint_names(options.output_dir):
+    raise ValueError(f"--lora_rank={rank}: adapters train on a pretrained "
+                     "encoder, which stays frozen; give --init_checkpoint")
 
 
 def _splits(task, options):

@@ -144,6 +144,24 @@ class CheckpointManager:
           f"file) to start again from --init_checkpoint")
     return 0
 
+  def trained_weights(self):
+    """The paths of the model's weights that the newest readable checkpoint
+    holds optimizer slots for: those its run trained (the original writes
+    none for the others), read from its index alone, before the model
+    has adapters (a LoRA run trains them again beside its new adapters).
+    [] where no checkpoint can be read (restore_latest names them)."""
+    for name in reversed(self.kept):
+      try:
+        shapes = tf_checkpoints.open_reader(os.path.join(
+            self.directory, name)).get_variable_to_shape_map()
+      except tf_checkpoints.CorruptCheckpointError:
+        continue
+      slot = tf_checkpoints.SLOT_SUFFIXES[0]
+      return [variable.path for checkpoint_name, variable in
+              tf_checkpoints.checkpoint_variables(self.model).items()
+              if f"{checkpoint_name}/{slot}" in shapes]
+    return []
+
   def _restore(self, path, slots):
     """Weights, step and, where `slots`, slots from one checkpoint, all of
     them required."""

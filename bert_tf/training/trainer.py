@@ -47,6 +47,8 @@ class TrainingOptions:
 
 class Trainer:
   """Trains and evaluates a model for an objective, checkpointing as it goes.
+  restore() comes first: it loads the weights, then builds the optimizer for
+  those that train.
 
   Args:
     strategy: the tf.distribute.Strategy that the model and optimizer were
@@ -70,7 +72,6 @@ class Trainer:
     optimizer.gradients_summed_by_caller = True
     with strategy.scope():
       self._updater = precision.with_loss_scaling(optimizer, options.dtype)
-      self._updater.build(model.trainable_variables)
     self.checkpoints = CheckpointManager(model, optimizer, output_dir,
                                          options.keep_checkpoint_max)
     self.is_chief = distribution.is_chief(strategy)
@@ -84,24 +85,38 @@ class Trainer:
   def global_step(self):
     return int(self.optimizer.iterations.numpy())
 
-  def restore(self, init_checkpoint=None, slots=True):
+  def restore(self, init_checkpoint=None, slots=True, lora_rank=None):
     """Resumes from output_dir's newest checkpoint, else loads init_checkpoint:
     a head of another number of labels there is left out, and the model's
     new one trains (tf_checkpoints.load_checkpoint's new_head), as
-    from_pretrained starts one.
+    from_pretrained starts one. Then builds the optimizer for the weights
+    that train.
 
     Args:
       slots: whether output_dir's optimizer slots are restored (to train
         on; see CheckpointManager.restore_latest).
+      lora_rank: LoRA adapters of this rank (BertKerasModel.enable_lora),
+        added once the model knows which of its encoder's weights train
+        beside them and the head: those init_checkpoint lacked (a
+        BertForMaskedLM folder's pooler), which a resumed run finds as
+        the ones its checkpoint holds slots for. A checkpoint holds the
+        adapters merged into the kernels: a resumed run goes on from those
+        with new adapters. None: none.
 
     Returns:
       The global step training continues from.
     """
-    step = self.checkpoints.restore_latest(slots)
-    if step == 0 and init_checkpoint:
+    resuming = bool(self.checkpoints.kept)
+    if resuming and lora_rank is not None:
+      self.model.new_weights = self.checkpoints.trained_weights()
+    elif not resuming and init_checkpoint:
       tf_checkpoints.load_checkpoint(self.model, init_checkpoint,
                                      new_head=True)
-    return step
+    with self.strategy.scope():  # the adapters' and the slots' variables
+      if lora_rank is not None:
+        self.model.enable_lora(lora_rank)
+      self._updater.build(self.model.trainable_variables)
+    return self.checkpoints.restore_latest(slots) if resuming else 0
 
   def train(self, dataset):
     """Trains until options.num_train_steps, from the current global step.
@@ -290,9 +305,12 @@ class Trainer:
 
 def create_trainer(strategy, build_model, objective, output_dir, options,
                    learning_rate, num_warmup_steps, optimizer="adamw",
-                   seed=None, init_checkpoint=None, train_batch_size=None):
+                   seed=None, init_checkpoint=None, train_batch_size=None,
+                   lora_rank=None):
   """A Trainer for the model build_model() returns, restored as the original
-  would start: from output_dir's newest checkpoint, else init_checkpoint.
+  would start: from output_dir's newest checkpoint, else init_checkpoint,
+  with LoRA adapters of rank lora_rank where it is not None (see
+  Trainer.restore).
 
   The seed is applied first; the model and the optimizer (with the
   learning rate's warmup and linear decay to options.num_train_steps) are
@@ -318,7 +336,8 @@ def create_trainer(strategy, build_model, objective, output_dir, options,
                     options)
   if train_batch_size is not None:
     trainer.check_batch_size(train_batch_size)
-  trainer.restore(init_checkpoint, slots=train_batch_size is not None)
+  trainer.restore(init_checkpoint, slots=train_batch_size is not None,
+                  lora_rank=lora_rank)
   return trainer
 
 

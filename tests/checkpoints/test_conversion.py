@@ -17,6 +17,8 @@ import pytest
 
 import bert_tf
 from bert_tf.checkpoints import conversion
+from bert_tf.checkpoints.sentence_transformers_activations import (
+    TORCH_ACTIVATIONS)
 from tests.support.sentence_transformers_folders import (
     assert_as_sentence_transformers, expected, folder)
 
@@ -83,8 +85,7 @@ def test_a_cross_encoder_keeps_its_activation_either_way(tmp_path, name,
   conversion.convert(str(original), str(back), conversion.HUGGINGFACE)
   for config_file in (original / "bert_config.json", back / "config.json"):
     assert _json(config_file)["sentence_transformers"] == {
-        "activation_fn": conversion.sentence_transformers.TORCH_ACTIVATIONS[
-            activation]}
+        "activation_fn": TORCH_ACTIVATIONS[activation]}
   max_length = _json(os.path.join(folder(name), "tokenizer_config.json"))[
       "model_max_length"]
   for directory in (original, back):

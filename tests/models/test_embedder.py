@@ -12,7 +12,8 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from bert_tf.checkpoints import sentence_transformers
+from bert_tf.checkpoints.sentence_transformers_activations import (
+    TORCH_ACTIVATIONS)
 from bert_tf.layers.activations import HEAD_ACTIVATIONS
 from bert_tf.models.embedder import SIMILARITIES
 from tests.support.helpers import random_inputs, tiny_config
@@ -325,5 +326,4 @@ def test_an_embedder_without_a_preprocessor_cannot_encode():
 def test_every_activation_sentence_transformers_records_is_computed():
   """The torch activations the reader maps are the ones the heads compute
   (their names in two modules, one of which imports no TensorFlow)."""
-  assert sorted(sentence_transformers.TORCH_ACTIVATIONS) == sorted(
-      HEAD_ACTIVATIONS)
+  assert sorted(TORCH_ACTIVATIONS) == sorted(HEAD_ACTIVATIONS)

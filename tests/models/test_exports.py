@@ -136,7 +136,8 @@ def opened():
 def test_a_raw_text_export_names_its_inputs_as_the_runners_do(
     opened, name, pairs, inputs, tmp_path):
   """An embedder takes text, a classifier text_a (a cross-encoder text_b
-  too, as run_classifier's pair export), and answers as the model does."""
+  too, as run_classifier's pair export), and answers as the model does, an
+  empty batch with empty outputs."""
   model = opened(name).model
   signature = None if pairs is None else model.text_input_signature(pairs)
   model.export(str(tmp_path), verbose=False, input_signature=signature)
@@ -149,3 +150,7 @@ def test_a_raw_text_export_names_its_inputs_as_the_runners_do(
   for output_name, value in expected.items():
     np.testing.assert_allclose(outputs[output_name], value, rtol=0,
                                atol=1e-5, err_msg=output_name)
+  empty = serving(**{text: tf.constant([], tf.string) for text in inputs})
+  assert {output_name: tuple(value.shape) for output_name, value
+          in empty.items()} == {output_name: (0, *value.shape[1:])
+                                for output_name, value in expected.items()}

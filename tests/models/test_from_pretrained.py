@@ -279,7 +279,7 @@ def test_a_fit_after_the_schedule_ended_warns(caplog):
   model.fit(TEXTS[:8], LABELS[:8], batch_size=4, verbose=0)
   assert [record.getMessage() for record in caplog.records
           if record.levelno == logging.WARNING
-          and record.name == "bert_tf.models.base"] == [
+          and record.name == "bert_tf.models.fit_model"] == [
               "BertClassifier.fit: the learning rate is 0 at step 2: the "
               "optimizer's schedule has ended (compile()'s default ends "
               "with the first fit); compile() again to train on"]

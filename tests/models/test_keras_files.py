@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import bert_tf
-from bert_tf.models import keras_file_sizes
+from bert_tf.models.keras_weight_shapes import model_weights
 from bert_tf.models.base import BertKerasModel
 from bert_tf.models.classifier import BertNextSentenceClassifier
 from bert_tf.text.masked_lm_preprocessor import BertMaskedLMPreprocessor
@@ -141,8 +141,8 @@ def test_every_form_of_a_model_loads(saved, name):
 def test_the_weights_a_config_sizes_are_the_models(built, name):
   """model_weights counts each value the built model holds."""
   model = built(name)
-  weights = keras_file_sizes.model_weights(
-      type(model), model.config, model.get_config(), "config")
+  weights = model_weights(type(model), model.config, model.get_config(),
+                          "config")
   assert sum(math.prod(weight.shape) * weight.copies
              for weight in weights) == model.count_params()
 

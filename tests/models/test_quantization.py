@@ -1,7 +1,9 @@
-"""quantize() on a trained classifier: the predictions of the float model,
-in Keras and exported; the modes bert_tf does not describe are refused.
-benchmarks/quantization.py measures the same on real SST-2."""
+"""quantize(): every Dense layer of a model; on a trained classifier, the
+predictions of the float model, in Keras and exported; the modes bert_tf
+does not describe, layer filters and checkpoints of quantized kernels are
+refused. benchmarks/quantization.py measures the same on real SST-2."""
 
+import os
 import random
 
 import keras
@@ -16,6 +18,14 @@ from tests.support.keyword_task import VOCAB, keyword_sentences
 
 # Of the held-out predictions, the share a quantized model must keep.
 AGREEMENT = 0.97
+
+
+# The Dense layers of the encoder tiny_config builds: each transformer
+# block's six, and the pooler.
+ENCODER_DENSE = {f"bert/layer_{index}/{name}" for index in range(2)
+                 for name in ("attention/query", "attention/key",
+                              "attention/value", "attention_output",
+                              "intermediate", "output")} | {"bert/pooler"}
 
 
 def keyword_texts(count, seed):
@@ -57,6 +67,27 @@ def agreement(probabilities, expected):
                        == np.argmax(expected, -1)))
 
 
+@pytest.mark.parametrize("build, head_dense, mode", [
+    pytest.param(lambda: bert_tf.BertClassifier(tiny_config(), 2), set(),
+                 "int8", id="classifier-int8"),
+    pytest.param(lambda: bert_tf.BertPretrainer(tiny_config()),
+                 {"predictions/transform"}, "int4", id="pretrainer-int4"),
+    pytest.param(lambda: bert_tf.BertEmbedder(
+        tiny_config(), dense=[{"units": 8}, {"units": 4}]),
+                 {"dense_0", "dense_1"}, "float8", id="embedder-float8")])
+def test_quantize_covers_every_dense_layer(build, head_dense, mode):
+  """The attention projections, feed-forward layers, pooler, masked-LM
+  transform and an embedder's Dense layers; not the word embeddings (the
+  masked-LM head shares them) nor the classification heads."""
+  model = build()
+  model.quantize(mode)
+  modes = {layer.path.removeprefix(model.name + "/"): layer.quantization_mode
+           for layer in model._flatten_layers()
+           if layer.quantization_mode is not None}
+  assert modes == dict.fromkeys(ENCODER_DENSE | head_dense, mode)
+  assert model.encoder.embeddings.weights[0].dtype == "float32"
+
+
 @pytest.mark.parametrize("mode", ["int8", "int4", "float8"])
 def test_quantized_predictions_agree_with_float(trained, mode):
   model, texts = trained
@@ -81,6 +112,31 @@ def test_bert_tf_refuses_other_modes_before_keras(mode, config):
                                        r"'int8', 'int4', 'float8'$"):
     model.quantize(mode, config=config)
   assert model.quantized_to is None
+
+
+def test_quantize_refuses_filters():
+  """A .keras file keeps the mode alone, and its from_config quantizes
+  every Dense layer: a file of some would not load."""
+  model = bert_tf.BertClassifier(tiny_config(), 2)
+  with pytest.raises(ValueError, match=r"^BertClassifier.quantize: "
+                     r"filters='pooler'; bert_tf quantizes every Dense "
+                     r"layer$"):
+    model.quantize("int8", filters="pooler")
+  assert model.quantized_to is None
+  assert not any(layer.quantization_mode for layer in model._flatten_layers())
+
+
+@pytest.mark.parametrize("mode", ["int8", "int4"])
+def test_save_checkpoint_refuses_quantized_kernels(mode, tmp_path):
+  """Which no loader, the original's or bert_tf's, reads as weights."""
+  model = bert_tf.BertClassifier(tiny_config(), 2)
+  model.quantize(mode)
+  with pytest.raises(ValueError, match=r"^save_checkpoint: the model's "
+                     r"bert/encoder/layer_0/attention/self/query/kernel is "
+                     r"int8 \(quantized\); a checkpoint holds float weights: "
+                     r"save it before quantize\(\)$"):
+    bert_tf.save_checkpoint(model, str(tmp_path / "model.ckpt-1"))
+  assert not os.listdir(tmp_path)
 
 
 def test_dynamic_range_int8_litert_agrees_with_float(trained, tmp_path):

@@ -14,7 +14,9 @@ from bert_tf.checkpoints import conversion
 from bert_tf.tasks.glue import (examples as glue,
                                 features as classifier_features)
 from tests.support.helpers import (FINE_TUNING_FLAGS, ORIGINAL_TINY,
-                                   PROJECT_DIR, assert_fails_in_one_line,
+                                   PROJECT_DIR, SHARED_DIR,
+                                   assert_cases_fail_before_writing,
+                                   assert_fails_in_one_line,
                                    assert_help_lists, run_script,
                                    run_script_cases,
                                    run_script_counting_opens, run_two_workers,
@@ -232,7 +234,9 @@ def test_lora_rank_trains_adapters_and_writes_them_merged(tmp_path):
   """--lora_rank=2: the query and value kernels move (their adapters are
   merged into the checkpoint), every other encoder weight is the
   release's, the head trains with Adam slots, the adapters have no
-  checkpoint names, and the export serves the merged model."""
+  checkpoint names, and the export serves the merged model. A rank under
+  1 or over the hidden size, or adapters on a random encoder (no
+  --init_checkpoint), are refused before any work."""
   import tensorflow as tf
   release = tmp_path / "release"
   shutil.copytree(ORIGINAL_TINY, release)
@@ -264,12 +268,64 @@ def test_lora_rank_trains_adapters_and_writes_them_merged(tmp_path):
     adapted = name.endswith(("self/query/kernel", "self/value/kernel"))
     assert moved == adapted, name
   assert (tmp_path / "export").exists()
-  wrong = run_script("run_classifier.py", {
+  assert_cases_fail_before_writing("run_classifier.py", {
       "task_name": "SST-2", "data_dir": data_dir, "init_checkpoint": release,
-      "output_dir": tmp_path / "wrong", "do_train": True, "lora_rank": 0})
-  assert wrong.returncode != 0
-  assert wrong.stderr.strip().splitlines()[-1].endswith(
-      "--lora_rank=0: must be at least 1")
+      "max_seq_length": 16, "do_train": True}, {
+          "--lora_rank=0: must be at least 1$": {"lora_rank": 0},
+          "--lora_rank=33: must be at most the hidden_size, 32 "
+          f"\\({release}/bert_config.json\\)$": {"lora_rank": 33},
+          "--lora_rank=2: adapters train on a pretrained encoder, which "
+          "stays frozen; give --init_checkpoint$": {
+              "lora_rank": 2, "init_checkpoint": "",
+              "bert_config_file": release / "bert_config.json",
+              "vocab_file": release / "vocab.txt"}}, tmp_path)
+
+
+@pytest.mark.shared
+def test_lora_rank_trains_the_pooler_a_folder_lacks(tmp_path):
+  """--lora_rank from a BertForQuestionAnswering folder, which has no
+  pooler: the classifier's new pooler trains with the adapters and the
+  head (Adam slots in each checkpoint), the folder's other weights stay
+  as they are (query and value hold their adapters merged); a resumed run
+  trains the same weights from their restored slots, and its export
+  holds the pooler trained."""
+  import tensorflow as tf
+  from bert_tf.checkpoints.huggingface_folder import HuggingFaceFolder
+  folder = os.path.join(SHARED_DIR, "reference", "huggingface",
+                        "bert_for_question_answering")
+  write_tsv(tmp_path / "data" / "train.tsv", ["sentence", "label"],
+            [["the quick brown fox", "1"], ["the lazy dog", "0"]] * 4)
+
+  flags = {"task_name": "SST-2", "data_dir": tmp_path / "data",
+           "init_checkpoint": folder, "output_dir": tmp_path / "output",
+           "max_seq_length": 8, "do_train": True, "learning_rate": 0.1,
+           "num_train_epochs": 1, "train_batch_size": 4, "lora_rank": 2}
+  assert run_script_cases("run_classifier.py", [flags, {
+      **flags, "num_train_epochs": 2, "export_dir": tmp_path / "export"}]) \
+      == [(0, "")] * 2
+  first, resumed = (tf.train.load_checkpoint(
+      str(tmp_path / "output" / f"model.ckpt-{step}")) for step in (2, 4))
+  pooler = "bert/pooler/dense/kernel"
+  for checkpoint in (first, resumed):
+    assert sorted(name for name in checkpoint.get_variable_to_shape_map()
+                  if name.startswith("bert/") and "/adam_" in name) == [
+                      f"bert/pooler/dense/{part}/{slot}"
+                      for part in ("bias", "kernel")
+                      for slot in ("adam_m", "adam_v")]
+    assert np.any(checkpoint.get_tensor(f"{pooler}/adam_m"))
+  assert not np.array_equal(resumed.get_tensor(pooler),
+                            first.get_tensor(pooler))
+  released = HuggingFaceFolder(folder)
+  for name in released.get_variable_to_shape_map():
+    if name.startswith("bert/"):
+      moved = not np.array_equal(resumed.get_tensor(name),
+                                 released.get_tensor(name))
+      assert moved == name.endswith(("query/kernel", "value/kernel")), name
+  exported = tf.train.load_checkpoint(
+      str(tmp_path / "export" / "1" / "variables" / "variables"))
+  assert any(np.array_equal(exported.get_tensor(name),
+                            resumed.get_tensor(pooler))
+             for name in exported.get_variable_to_shape_map())
 
 
 def test_multi_worker_predictions_keep_the_test_order(sentiment_run):

@@ -337,6 +337,9 @@ def test_bad_input_stops_before_anything_is_written(tmp_path):
       r".*dev_predictions.txt": {
           "output_dir": tmp_path / "output6",
           "export_dir": tmp_path / "output6" / "dev_predictions.txt"},
+      r"--lora_rank: --feature_based reads features from a frozen encoder, "
+      r"where adapters would not train": {"feature_based": "last_hidden",
+                                          "lora_rank": 2},
   }
   assert_cases_fail_before_writing("run_ner.py", flag_values, cases, tmp_path)
 

@@ -145,3 +145,20 @@ def test_saving_removes_a_killed_saves_temporaries(tmp_path):
   assert sorted(os.listdir(tmp_path)) == [
       "checkpoint", "model.ckpt-8.data-00000-of-00001", "model.ckpt-8.index",
       "notes.tmp-mine"]
+
+
+def test_the_weights_a_run_trained_are_those_with_slots(tmp_path):
+  """What a resumed LoRA run trains again: the weights the newest readable
+  checkpoint holds slots for (one whose index is damaged is passed over,
+  as restore_latest passes over it); none without a checkpoint."""
+  model, optimizer, manager = make(tiny_config(), str(tmp_path), keep=3)
+  assert manager.trained_weights() == []
+  for weight in model.encoder.weights:
+    weight.trainable = "pooler" in weight.path
+  train(model, optimizer, 2, manager, save_every=1)
+  (tmp_path / "model.ckpt-2.index").write_bytes(b"damaged")
+  resumed_model, _, resumed = make(tiny_config(), str(tmp_path), keep=3)
+  assert sorted(resumed.trained_weights()) == sorted(
+      ours.path for ours, theirs in zip(resumed_model.weights, model.weights)
+      if theirs.trainable)
+  assert any("pooler" in path for path in resumed.trained_weights())

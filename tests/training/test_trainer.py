@@ -136,3 +136,43 @@ def test_a_head_of_other_widths_is_named_by_its_shapes(tmp_path, caplog):
       f"is of other shapes: ner/output_weights [9, 8] against the model's "
       f"[9, 16] (12 more differ); train the model on a task before using "
       f"its predictions")
+
+
+def test_lora_trains_the_weights_the_init_checkpoint_lacks_and_resumes(
+    tmp_path):
+  """With lora_rank, the weights a BertForMaskedLM folder lacks (its
+  pooler) train beside the adapters and the head, the rest of the encoder
+  frozen; resumed, the run trains the same weights (those its checkpoint
+  holds slots for) from their slots."""
+  folder = os.path.join(PROJECT_DIR, "tests", "fixtures", "huggingface",
+                        "bert_for_masked_lm")
+  config = HuggingFaceFolder(folder).config
+
+  def lora_trainer():
+    return create_trainer(
+        tf.distribute.OneDeviceStrategy("/cpu:0"),
+        lambda: BertClassifier(config, num_labels=2),
+        ClassificationObjective(), str(tmp_path),
+        TrainingOptions(num_train_steps=1), 1e-3, 0, init_checkpoint=folder,
+        train_batch_size=2, lora_rank=2)
+
+  def trained(model):
+    return [weight.path for weight in model.encoder.trainable_weights
+            if "lora_kernel" not in weight.path]
+
+  trainer = lora_trainer()
+  pooler = trainer.model.encoder.pooler
+  assert trained(trainer.model) == [pooler.kernel.path, pooler.bias.path]
+  ids = np.ones((2, 8), np.int32)
+  trainer.train(tf.data.Dataset.from_tensors({
+      "input_ids": ids, "input_mask": ids, "segment_ids": 0 * ids,
+      "label_ids": np.array([0, 1], np.int32),
+      "is_real_example": ids[:, 0]}))
+  resumed = lora_trainer()
+  assert resumed.global_step == 1
+  assert trained(resumed.model) == trained(trainer.model)
+  for slot, saved in zip(
+      resumed.optimizer.slots(resumed.model.encoder.pooler.kernel),
+      trainer.optimizer.slots(pooler.kernel)):
+    assert np.any(saved.numpy())
+    np.testing.assert_array_equal(slot.numpy(), saved.numpy())

@@ -1,0 +1,234 @@
+"""Writing a model directory in either format (write_model_directory):
+into a new directory, made whole beside it and renamed into place, or into
+an existing empty one, in place, its config file last; every file with the
+mode a new file takes."""
+
+import dataclasses
+import logging
+import os
+import re
+import shutil
+import stat
+
+import numpy as np
+
+from bert_tf.checkpoints import huggingface, sentence_transformers
+from bert_tf.checkpoints.folder_vocabulary import VOCAB_FILE
+from bert_tf.checkpoints.model_directory import HUGGINGFACE, ORIGINAL
+from bert_tf.checkpoints.names import (GLOBAL_STEP, ORIGINAL_CONFIG_FILE,
+                                       labels_fields)
+from bert_tf.checkpoints.sentence_transformers_activations import (
+    activation_fields)
+from bert_tf.config import BertConfig
+from bert_tf.files import atomic_outputs, output_paths, storage
+from bert_tf.files.json_files import read_json_object
+from bert_tf.files.model_files import model_file
+from bert_tf.wordpiece import learning, rules, tokenizer_json, vocabulary
+
+logger = logging.getLogger(__name__)
+
+ORIGINAL_CHECKPOINT = "bert_model.ckpt"
+# The temporary of a directory written in place, inside it:
+# <directory>/model.tmp-<32 hex>/.
+_IN_PLACE = "model"
+# The files that make a directory a model directory, in the order they are
+# renamed into an existing one after every other file: a directory a killed
+# run left half written lacks at least its config, and opens as no model.
+_MARKER_FILES = (sentence_transformers.MODULES_FILE,
+                 sentence_transformers.MODEL_CONFIG_FILE,
+                 huggingface.CONFIG_FILE, ORIGINAL_CONFIG_FILE)
+
+
+@dataclasses.dataclass
+class ModelFiles:
+  """What a model directory is written from, in either format.
+
+  Attributes:
+    tensors: {original name: array} of the architecture's tensors
+      (huggingface.original_names), in the original layout; TensorFlow
+      tensors too for an original-format output.
+    labels, problem_type: the head's (see model_directory.Checkpoint).
+    vocab_file: vocab.txt, or a tokenizer.json.
+    do_lower_case: the tokenizer's casing.
+    tokenizer_dir: the directory whose tokenizer.json and
+      tokenizer_config.json a Hugging Face output takes as they are, or
+      None.
+    model_max_length: tokenizer_config.json's (also over the one taken
+      from tokenizer_dir), or None: the position table's.
+    extra_files: {path inside the directory: bytes} written beside the
+      model's files (a sentence-transformers folder's modules).
+    score_activation: a CrossEncoder's activation (its config.json or
+      bert_config.json records it:
+      sentence_transformers_activations.activation_fields), or None.
+  """
+  config: BertConfig
+  architecture_name: str
+  tensors: dict
+  labels: list
+  problem_type: object
+  vocab_file: str
+  do_lower_case: bool
+  tokenizer_dir: object = None
+  model_max_length: object = None
+  extra_files: dict = dataclasses.field(default_factory=dict)
+  score_activation: object = None
+
+
+def check_output_dir(output_dir, name="--output_dir"):
+  """Refuses anything but a new or empty directory, naming what is there,
+  and paths that cannot become one (see output_paths.check_outputs), in
+  one line naming the argument (`name`: a flag, or a Python argument). A
+  symlink is written through: the directory it points to is the one that
+  must be new or empty. The temporary a killed run left inside it is
+  removed first."""
+  output_paths.check_outputs(output_dirs=[(name, output_dir)])
+  if storage.exists(output_dir):
+    atomic_outputs.remove_stale_temporaries(storage.resolved(output_dir),
+                                            re.escape(_IN_PLACE))
+    _check_empty(output_dir, name)
+
+
+def _check_empty(output_dir, name, ignored=None):
+  """Raises ValueError where output_dir holds anything but `ignored`."""
+  held = sorted(entry for entry in os.listdir(output_dir)
+                if entry != ignored)
+  if held:
+    raise ValueError(
+        f"{name}={output_dir} already holds {', '.join(held[:3])}"
+        f"{' ...' if len(held) > 3 else ''}; a model directory is written "
+        f"into a new or empty directory")
+
+
+def write_model_directory(output_dir, output_format, files,
+                          name="--output_dir"):
+  """Writes `files` (a ModelFiles) as a model directory in output_format,
+  into a new or empty output_dir only (see check_output_dir; `name` is
+  the argument that gave it), every file with the mode a new file takes
+  (_give_new_file_modes). What convert() and
+  BertKerasModel.save_pretrained write.
+
+  A new directory is written as a temporary beside it, renamed into place
+  when complete: it appears whole or not at all. An existing (empty) one
+  is written in place, so that it stays the directory it is (a working
+  directory, a mount point, its owner and mode): the files are written
+  into a temporary inside it, then each renamed into it, its config file
+  last (_MARKER_FILES).
+  """
+  target = storage.resolved(output_dir)
+  in_place = storage.isdir(target)
+  storage.makedirs(os.path.dirname(target))
+  with atomic_outputs.held_temporary(
+      os.path.join(target, _IN_PLACE) if in_place else target,
+      directory=True) as temporary:
+    _write_files(temporary, output_format, files)
+    _give_new_file_modes(temporary)
+    if not in_place:
+      check_output_dir(output_dir, name)
+      os.rename(temporary, target)
+      return
+    _check_empty(output_dir, name, ignored=os.path.basename(temporary))
+    for entry in sorted(os.listdir(temporary), key=_renamed_later):
+      os.rename(os.path.join(temporary, entry), os.path.join(target, entry))
+
+
+def _renamed_later(entry):
+  """The order key of an entry renamed into an existing directory: its
+  place in _MARKER_FILES, after every other file."""
+  return _MARKER_FILES.index(entry) + 1 if entry in _MARKER_FILES else 0
+
+
+def _write_files(directory, output_format, files):
+  """Writes the model directory's files into `directory`."""
+  if output_format == HUGGINGFACE:
+    huggingface.write_folder_files(
+        directory, files.config, files.architecture_name, files.tensors,
+        files.do_lower_case, files.labels, files.problem_type,
+        files.model_max_length, _activation_fields(files))
+  else:
+    _write_original(directory, files)
+  _copy_tokenizer_files(files, directory, output_format)
+  for name, data in files.extra_files.items():
+    path = os.path.join(directory, name)
+    storage.makedirs(os.path.dirname(path))
+    with storage.open_file(path, "wb") as writer:
+      writer.write(data)
+
+
+def _write_original(directory, files):
+  """bert_config.json (with a classifier's labels and problem_type, see
+  names.labels_fields) and bert_model.ckpt (with global_step 0, as
+  released)."""
+  if files.config.hidden_act == "gelu_exact":
+    logger.warning(
+        "hidden_act is the exact (erf) GELU, which Hugging Face calls "
+        "\"gelu\": bert_config.json says gelu_exact, which bert_tf computes; "
+        "the original modeling.py knows only the tanh approximation (gelu)")
+  config = files.config.with_extra_fields(_activation_fields(files))
+  if files.architecture_name in huggingface.LABELLED_ARCHITECTURES:
+    config = config.with_extra_fields(labels_fields(files.labels,
+                                                    files.problem_type))
+  config_file = os.path.join(directory, ORIGINAL_CONFIG_FILE)
+  with storage.open_file(config_file, "w") as writer:
+    writer.write(config.to_json_string())
+  tensors = files.tensors
+  tensors[GLOBAL_STEP] = np.array(0, np.int64)
+  _checkpoint_writer().write_checkpoint(
+      os.path.join(directory, ORIGINAL_CHECKPOINT), tensors)
+
+
+def _give_new_file_modes(directory):
+  """Gives every file in `directory` the mode a new file takes, 0666 less
+  the umask (read from `directory`, made with 0777 less it): a writer that
+  makes its own temporary (safetensors' save_file writes 0600) would
+  otherwise keep the weights from the people the folder is shared with."""
+  mode = stat.S_IMODE(os.stat(directory).st_mode) & 0o666
+  for root, _, names in os.walk(directory):
+    for name in names:
+      os.chmod(os.path.join(root, name), mode)
+
+
+def _activation_fields(files):
+  """The config fields of a CrossEncoder's activation, where it is one."""
+  if files.score_activation is None or \
+      files.architecture_name != "BertForSequenceClassification":
+    return {}
+  return activation_fields(files.score_activation)
+
+
+def _copy_tokenizer_files(files, directory, output_format):
+  """vocab.txt as the input has it, else written from its tokenizer.json
+  for an original-format output. The tokenizer_dir's tokenizer.json and
+  tokenizer_config.json go into a Hugging Face output as they are (over the
+  tokenizer_config.json written for it), so do_lower_case must be theirs."""
+  vocab_file, input_dir = files.vocab_file, files.tokenizer_dir
+  if not tokenizer_json.is_tokenizer_json(vocab_file):
+    shutil.copyfile(vocab_file, os.path.join(directory, VOCAB_FILE))
+  elif output_format == ORIGINAL:
+    learning.write_vocab(rules.load_vocab(vocab_file),
+                         os.path.join(directory, VOCAB_FILE))
+  if output_format == ORIGINAL or input_dir is None:
+    return
+  tokenizer_file = model_file(input_dir, tokenizer_json.TOKENIZER_FILE)
+  if tokenizer_file is None:
+    return
+  vocabulary.check_casing(tokenizer_file, files.do_lower_case)
+  for name in (tokenizer_json.TOKENIZER_FILE,
+               tokenizer_json.TOKENIZER_CONFIG_FILE):
+    path = model_file(input_dir, name)
+    if path is None:
+      continue
+    if name == tokenizer_json.TOKENIZER_CONFIG_FILE and \
+        files.model_max_length:
+      values = read_json_object(path)
+      values["model_max_length"] = files.model_max_length
+      huggingface.write_json(os.path.join(directory, name), values)
+    else:
+      shutil.copyfile(path, os.path.join(directory, name))
+
+
+def _checkpoint_writer():
+  """checkpoint_writer, imported where an original checkpoint is written:
+  TensorFlow comes with it, and no refusal before needs it."""
+  from bert_tf.checkpoints import (  # pylint: disable=g-import-not-at-top
+      checkpoint_writer)
+  return checkpoint_writer
