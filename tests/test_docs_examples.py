@@ -29,8 +29,17 @@ def test_every_doc_has_its_examples():
   assert [len(examples(path)) for path in DOCS] == [1, 3, 1]
 
 
+def test_the_readmes_example_is_keras_mds_first():
+  """Word for word, so that one leg of CI runs the README's (rerun)."""
+  assert examples("README.md") == examples("docs/keras.md")[:1]
+
+
+# README.md's example is docs/keras.md's first, word for word (the same
+# TensorFlow work): one leg of CI runs it.
 @pytest.mark.shared
-@pytest.mark.parametrize("path", DOCS)
+@pytest.mark.parametrize("path", [
+    pytest.param(path, marks=pytest.mark.rerun) if path == "README.md"
+    else path for path in DOCS])
 def test_the_examples_run_as_written(path, tmp_path, monkeypatch):
   monkeypatch.chdir(tmp_path)  # where the examples write their files
   namespace = {

@@ -18,9 +18,14 @@ CLASSES = ("BertEncoder", "BertPretrainer", "BertClassifier", "BertSpanLabeler",
            "LayerCombination", "InGraphTokenizer",
            "MultipleNegativesRankingLoss", "BertEmbedder", "SentencePooling")
 MODULES = ("bert_tf", "keras", "tensorflow", "tensorflow_text")
-# Every order of the four; and a bert_tf module that imports Keras itself
-# as the first import (Keras and TensorFlow finish inside it).
-ORDERS = list(itertools.permutations(MODULES)) + [
+# Every order that starts with bert_tf (it registers later, in an import
+# hook, when the next import brings Keras); one order that starts with each
+# of the others (Keras is loaded by then, and bert_tf registers at once);
+# and a bert_tf module that imports Keras itself as the first import (Keras
+# and TensorFlow finish inside it).
+ORDERS = [order for order in itertools.permutations(MODULES)
+          if order[0] == "bert_tf" or order[1:] == tuple(
+              sorted(set(MODULES) - {order[0]}))] + [
     ("bert_tf.layers.pooling",), ("bert_tf.tasks.runner",)]
 
 # Imports the modules in argv[1]'s order; then every class is registered.

@@ -123,6 +123,11 @@ def test_extract_features_takes_every_layout_as_init_checkpoint(tmp_path):
   assert not (tmp_path / "cased.jsonl").exists()
 
 
+# A long run repeating TensorFlow work other tests do too (run_squad's
+# training, export and serve_text: tests/run_scripts/test_run_squad.py; a
+# folder's weights, read by Python, as run_classifier's --lora_rank tests
+# start from them); one leg of CI runs it.
+@pytest.mark.rerun
 def test_run_squad_fine_tunes_a_huggingface_folder_and_serves_raw_text(
     tmp_path):
   """The folder alone gives the config, vocabulary and casing."""
@@ -263,6 +268,11 @@ def test_a_weight_that_is_not_a_float_is_not_converted(tmp_path):
     assert not (tmp_path / output_format).exists()
 
 
+# Refused before any work, in one line: Python's checks, the same on every
+# TensorFlow (a config against its checkpoint, in process:
+# test_a_config_is_checked_against_its_checkpoint_before_building); one leg
+# of CI runs it.
+@pytest.mark.rerun
 def test_runners_check_the_config_and_vocabulary_before_any_work(tmp_path):
   """--bert_config_file against --init_checkpoint, and the vocabulary's
   special tokens, in one line before anything is built or written. (The

@@ -25,6 +25,14 @@ from bert_tf.training import precision
 # the model's blocks (get_quantization_layer_structure) that bert_tf does
 # not give.
 QUANTIZATION_MODES = ("int8", "int4", "float8")
+# The export formats whose converters fail on a mode's kernels, and what
+# to export instead: LiteRT's converter rejects int8 and float8 matmuls,
+# tf2onnx has no float8 type (tests/models/test_quantization.py).
+_NOT_EXPORTED = {
+    ("litert", "int8"): "export the float model with LiteRT's own int8 "
+                        "(optimizations=[tf.lite.Optimize.DEFAULT])",
+    ("litert", "float8"): "export the float model",
+    ("onnx", "float8"): "export the float model, or quantize to int8"}
 
 ENCODER_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
@@ -320,6 +328,11 @@ class BertKerasModel(FitModel):
     """keras.Model.export ("tf_saved_model", "onnx", "litert", ...) with
     input_signature defaulting to the model's own, in inference mode, with
     list outputs flattened (see flat_outputs)."""
+    instead = _NOT_EXPORTED.get((format, self.quantized_to))
+    if instead:
+      raise ValueError(f"{type(self).__name__}.export: format={format!r} "
+                       f"cannot convert kernels quantized to "
+                       f"{self.quantized_to}; {instead}")
     return keras.Model.export(
         _FlatOutputs(self.merge_lora()), filepath, format=format,
         verbose=verbose,

@@ -116,6 +116,9 @@ def test_files_that_leave_keras_hold_the_merged_weights(tmp_path):
                              expected, atol=1e-6)
 
 
+# enable_lora's refusals: Python's checks, the same on every TensorFlow
+# (quantize() is tests/models/test_quantization.py's); one leg of CI runs it.
+@pytest.mark.rerun
 def test_what_lora_refuses():
   model = bert_tf.BertClassifier.from_pretrained(COMMUNITY, num_labels=2)
   with pytest.raises(ValueError, match="enable_lora: rank=0 must be"):

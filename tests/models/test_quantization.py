@@ -139,6 +139,23 @@ def test_save_checkpoint_refuses_quantized_kernels(mode, tmp_path):
   assert not os.listdir(tmp_path)
 
 
+@pytest.mark.parametrize("mode, export_format, instead", [
+    ("int8", "litert", "LiteRT's own int8"),
+    ("float8", "litert", "export the float model$"),
+    ("float8", "onnx", "or quantize to int8")])
+def test_exports_a_converter_cannot_make_are_refused(mode, export_format,
+                                                     instead, tmp_path):
+  """Before anything is written: the converters fail with their own
+  errors (a ConverterError on int8 matmuls, a KeyError on float8)."""
+  model = bert_tf.BertClassifier(tiny_config(), 2)
+  model.quantize(mode)
+  with pytest.raises(ValueError, match=(
+      rf"^BertClassifier.export: format='{export_format}' cannot convert "
+      rf"kernels quantized to {mode}; .*{instead}")):
+    model.export(str(tmp_path / "model"), format=export_format)
+  assert not os.listdir(tmp_path)
+
+
 def test_dynamic_range_int8_litert_agrees_with_float(trained, tmp_path):
   """LiteRT's own int8 (the converter's dynamic range) on the float model."""
   interpreter = pytest.importorskip("ai_edge_litert.interpreter")

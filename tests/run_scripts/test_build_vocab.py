@@ -98,8 +98,11 @@ def test_common_words_tokenize_without_unk(built):
     assert tokenizer.tokenize(word) == [word]
 
 
+# Refused before any work, in one line: Python's checks, the same on every
+# TensorFlow; one leg of CI runs it.
 @pytest.mark.parametrize("contents", [None, "\n\n  \n"],
                          ids=["missing", "empty"])
+@pytest.mark.rerun
 def test_bad_input_fails_naming_the_file_and_writes_nothing(tmp_path,
                                                             contents):
   corpus = tmp_path / "corpus.txt"
@@ -113,6 +116,9 @@ def test_bad_input_fails_naming_the_file_and_writes_nothing(tmp_path,
   assert not output.exists()
 
 
+# Refused before any work, in one line: Python's checks, the same on every
+# TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_bad_flags_and_paths_fail_in_one_line(tmp_path):
   corpus = tmp_path / "corpus.txt"
   write_corpus(corpus)

@@ -125,6 +125,10 @@ def test_question_answering_and_tagging_heads_leave_the_pooler(tmp_path):
   assert not any(name.startswith("bert/pooler/") for name in names)
 
 
+# Refused before any work, in one line: Python's checks, the same on every
+# TensorFlow (a damaged checkpoint's TensorFlow error is
+# tests/checkpoints/test_tf_checkpoints.py's); one leg of CI runs it.
+@pytest.mark.rerun
 def test_bad_input_is_refused_in_one_line_and_nothing_is_written(tmp_path):
   taken = tmp_path / "taken"
   taken.mkdir()
@@ -187,6 +191,9 @@ def test_an_embedder_folder_keeps_its_modules(tmp_path):
   assert os.path.exists(tmp_path / "out" / "2_Dense" / "model.safetensors")
 
 
+# Where a conversion may write: Python's checks, the same on every
+# TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_output_dir_forms_are_checked_before_any_work(tmp_path):
   """A symlink is written through to the directory it points to, which
   must be empty, and stays a link; a dangling one's target is made. An
@@ -242,6 +249,9 @@ runpy.run_path({script!r}, run_name="__main__")
 """
 
 
+# What a killed or interrupted run leaves: Python's, the same on every
+# TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_killed_conversions_leave_no_temporary_behind(tmp_path):
   """SIGTERM mid-way removes the temporary (one line, status 143). What
   kill -9 leaves (a temporary no one holds) is removed by the next
@@ -280,6 +290,8 @@ def test_killed_conversions_leave_no_temporary_behind(tmp_path):
   assert os.path.getsize(tmp_path / "model" / "model.safetensors") > 1000
 
 
+# Python's error path, the same on every TensorFlow: one leg of CI runs it.
+@pytest.mark.rerun
 def test_a_full_disk_in_safetensors_is_one_line(tmp_path):
   disk = tmp_path / "disk"
   disk.mkdir()
@@ -292,6 +304,8 @@ def test_a_full_disk_in_safetensors_is_one_line(tmp_path):
   assert "Traceback" not in result.stderr
 
 
+# absl's flag listing: the same on every TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_help_lists_the_flags():
   assert_help_lists("convert_checkpoint.py", [
       "input_dir", "output_dir", "output_format", "architecture",

@@ -118,6 +118,8 @@ def test_output_bytes_are_stable(corpus, vocab, tmp_path):
   assert contents[0] == contents[1] and contents[0]
 
 
+# Refused before any work, in one line: Python's checks, the same on every
+# TensorFlow; one leg of CI runs it.
 @pytest.mark.parametrize("flag_values, message", [
     ({"input_file": "missing.txt"}, "missing.txt matches no file"),
     ({"input_file": "EMPTY"}, "is empty"),
@@ -130,6 +132,7 @@ def test_output_bytes_are_stable(corpus, vocab, tmp_path):
     ({"masked_lm_prob": 1.5}, "--masked_lm_prob=1.5"),
     ({"dupe_factor": 0}, "--dupe_factor=0"),
 ])
+@pytest.mark.rerun
 def test_bad_input_fails_clearly_and_keeps_existing_output(
     flag_values, message, corpus, vocab, tmp_path):
   output = tmp_path / "out.tfrecord"
@@ -179,6 +182,9 @@ def test_num_workers_equals_running_each_file_alone(vocab, tmp_path):
       assert one.read() == other.read()
 
 
+# Refused before any work, in one line: Python's checks, the same on every
+# TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_num_workers_needs_output_dir(corpus, vocab, tmp_path):
   result = run_script({"input_file": corpus, "vocab_file": vocab,
                        "num_workers": 2,
@@ -314,7 +320,10 @@ BAD_PATH_MESSAGES = {
 }
 
 
+# Refused before any work, in one line: Python's checks, the same on every
+# TensorFlow; one leg of CI runs it.
 @pytest.mark.parametrize("case", BAD_PATHS)
+@pytest.mark.rerun
 def test_bad_paths_are_refused_in_one_line(bad_path_runs, case):
   directory, _, results = bad_path_runs
   if case == "output is a device" and os.geteuid() != 0:
@@ -323,6 +332,9 @@ def test_bad_paths_are_refused_in_one_line(bad_path_runs, case):
                            BAD_PATH_MESSAGES[case])
 
 
+# Which files a run writes: Python's work, the same on every TensorFlow; one
+# leg of CI runs it.
+@pytest.mark.rerun
 def test_after_the_bad_paths_every_user_file_is_as_it_was(bad_path_runs):
   directory, files, _ = bad_path_runs
   for name, content in files.items():
@@ -334,6 +346,9 @@ def test_after_the_bad_paths_every_user_file_is_as_it_was(bad_path_runs):
   assert not (directory / "new").exists()
 
 
+# Which files a run writes: Python's work, the same on every TensorFlow; one
+# leg of CI runs it.
+@pytest.mark.rerun
 def test_a_symlink_output_is_written_through(bad_path_runs):
   directory, _, results = bad_path_runs
   assert results["through a symlink"][0] == 0
@@ -341,6 +356,9 @@ def test_a_symlink_output_is_written_through(bad_path_runs):
   assert (directory / "target.tfrecord").stat().st_size > 0
 
 
+# Which files a run writes: Python's work, the same on every TensorFlow; one
+# leg of CI runs it.
+@pytest.mark.rerun
 def test_stale_temporaries_of_the_output_are_removed(bad_path_runs):
   directory, _, results = bad_path_runs
   assert results["next to a stale temporary"][0] == 0
@@ -348,6 +366,9 @@ def test_stale_temporaries_of_the_output_are_removed(bad_path_runs):
   assert not [name for name in os.listdir(directory) if ".tmp-" in name]
 
 
+# Which files a run writes: Python's work, the same on every TensorFlow; one
+# leg of CI runs it.
+@pytest.mark.rerun
 def test_a_failing_worker_leaves_every_earlier_output(vocab, tmp_path):
   (tmp_path / "good.txt").write_text("Lists can be sorted.\nIn place.\n")
   (tmp_path / "blank.txt").write_text("\n   \n")  # no text: its worker fails
@@ -367,6 +388,9 @@ def test_a_failing_worker_leaves_every_earlier_output(vocab, tmp_path):
     assert (output_dir / name).read_bytes() == b"an earlier run's"
 
 
+# Refused before any work, in one line: Python's checks, the same on every
+# TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_two_inputs_of_one_name_are_refused_before_any_work(vocab, tmp_path):
   for directory in ("a", "b"):
     (tmp_path / directory).mkdir()
@@ -427,7 +451,10 @@ def assert_children_die_with_the_parent(flag_values, min_children):
   assert not [child for child in children if is_alive(child)]
 
 
+# What a killed or interrupted run leaves: Python's, the same on every
+# TensorFlow; one leg of CI runs it.
 @pytest.mark.shared
+@pytest.mark.rerun
 def test_kill_9_of_the_script_leaves_no_fork_behind(tmp_path):
   with open(os.path.join(REFERENCE_DIR, "corpus.txt"), encoding="utf-8") as r:
     text = r.read().rstrip("\n") + "\n\n"
@@ -440,7 +467,10 @@ def test_kill_9_of_the_script_leaves_no_fork_behind(tmp_path):
        "output_file": tmp_path / "out.tfrecord"}, min_children=1)
 
 
+# What a killed or interrupted run leaves: Python's, the same on every
+# TensorFlow; one leg of CI runs it.
 @pytest.mark.shared
+@pytest.mark.rerun
 def test_kill_9_of_the_script_leaves_no_worker_behind(tmp_path):
   with open(os.path.join(REFERENCE_DIR, "corpus.txt"), encoding="utf-8") as r:
     text = r.read()

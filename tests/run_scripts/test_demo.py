@@ -30,6 +30,9 @@ def test_demo_runs_every_stage_to_a_served_model(tmp_path):
   assert "All stages done" in result.stdout
 
 
+# Refused before any work, in one line: Python's checks, the same on every
+# TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_an_output_dir_that_is_a_file_is_refused_at_once(tmp_path):
   taken = tmp_path / "notes.txt"
   taken.write_text("the user's")

@@ -129,7 +129,10 @@ def test_xla_and_bfloat16_give_the_same_tokens_and_close_values(outputs):
                 - layer_values(fp32)).max() > 1e-4
 
 
+# Refused before any work, in one line: Python's checks, the same on every
+# TensorFlow; one leg of CI runs it.
 @pytest.mark.shared
+@pytest.mark.rerun
 def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path):
   other = tiny_config(hidden_size=16, num_attention_heads=2)
   (tmp_path / "other_config.json").write_text(other.to_json_string())
@@ -220,6 +223,8 @@ def test_the_export_serves_the_layers_of_ids_and_of_text(outputs):
                                  values.mean(axis=(0, 1)), atol=1e-5)
 
 
+# absl's flag listing: the same on every TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_help_lists_the_original_flags_and_no_training_ones():
   help_text = assert_help_lists("extract_features.py", (
       "input_file", "output_file", "layers", "bert_config_file",

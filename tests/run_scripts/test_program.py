@@ -5,8 +5,14 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.support.helpers import PROJECT_DIR
 
+
+# How a program exits: Python's, the same on every TensorFlow; one leg of CI
+# runs it.
+@pytest.mark.rerun
 def test_a_finished_run_exits_without_collecting():
   """Once main returns, the collector is frozen, so that exiting does not
   walk every object TensorFlow made (about a second per run)."""
@@ -49,6 +55,9 @@ def _gone(pid):
     return True
 
 
+# What a killed or interrupted run leaves: Python's, the same on every
+# TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_sigterm_ends_a_program_in_one_line_with_its_temporaries_removed(
     tmp_path):
   """kill (SIGTERM) unwinds as Ctrl-C does: the held temporary is removed,

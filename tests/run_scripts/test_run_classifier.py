@@ -160,6 +160,9 @@ def test_export_serves_ids_and_raw_text_like_the_library(sentiment_run):
                                          for line in submission[1:]]
 
 
+# A run's resume bookkeeping: Python's, the same on every TensorFlow; one
+# leg of CI runs it.
+@pytest.mark.rerun
 def test_a_finished_run_resumes_and_exports_a_new_version(sentiment_run):
   tmp_path, _ = sentiment_run
   result = classify(tmp_path, str(tmp_path / "data"), do_train=True,
@@ -464,6 +467,9 @@ def bad_input_cases(tmp_path):
   }
 
 
+# Refused before any work, in one line: Python's checks, the same on every
+# TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path):
   cases = bad_input_cases(tmp_path)
   flag_values = []
@@ -492,7 +498,11 @@ def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path):
       os.listdir(TRANSFORMERS5))
 
 
+# Which directories a run may own: Python's checks, the same on every
+# TensorFlow (the training and evaluation are other tests' too); one leg of
+# CI runs it.
 @pytest.mark.shared
+@pytest.mark.rerun
 def test_output_dirs_that_cannot_be_the_runs_are_refused_before_work(
     tmp_path):
   """The release folder given as both --init_checkpoint and --output_dir
@@ -553,6 +563,10 @@ def test_output_dirs_that_cannot_be_the_runs_are_refused_before_work(
   assert os.listdir(tmp_path / "fifo") == [".bert_tf_run.lock"]
 
 
+# Which flags a resumed run must keep (run_flags.json): Python's checks, the
+# same on every TensorFlow (training adapters from a folder is
+# test_lora_rank_trains_the_pooler_a_folder_lacks's too); one leg of CI runs it.
+@pytest.mark.rerun
 def test_a_head_of_other_labels_is_new_and_resuming_names_a_flag_changed(
     tmp_path):
   """--init_checkpoint=<a 3-label folder> for SST-2's 2 labels trains a
@@ -604,6 +618,8 @@ def test_a_head_of_other_labels_is_new_and_resuming_names_a_flag_changed(
       ours.get_tensor(name), HuggingFaceFolder(TRANSFORMERS5).get_tensor(name))
 
 
+# absl's flag listing: the same on every TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_help_lists_the_original_flags():
   assert_help_lists("run_classifier.py",
                     FINE_TUNING_FLAGS + ("task_name", "data_dir"))

@@ -96,9 +96,12 @@ def test_bucket_by_length_learns_the_entities_as_well(ner_run, tmp_path):
   assert abs(f1[tmp_path] - f1[fixed_dir]) <= 0.05, f1
 
 
+# Which files a run writes, and the F1 of the tags in them: Python's work,
+# the same on every TensorFlow; one leg of CI runs it.
 @pytest.mark.parametrize("split,file_name,results_name", [
     ("dev", "eng.testa", "eval_results.txt"),
     ("test", "eng.testb", "test_results.txt")])
+@pytest.mark.rerun
 def test_predictions_are_conlleval_input_in_file_order(ner_run, split,
                                                        file_name,
                                                        results_name):
@@ -307,6 +310,9 @@ def test_the_feature_based_export_tags_as_its_checkpoint(feature_based_run):
         next(tags) for _ in sentence.words]
 
 
+# Refused before any work, in one line: Python's checks, the same on every
+# TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_bad_input_stops_before_anything_is_written(tmp_path):
   write_corpus(tmp_path / "data")
   bad = {
@@ -344,6 +350,8 @@ def test_bad_input_stops_before_anything_is_written(tmp_path):
   assert_cases_fail_before_writing("run_ner.py", flag_values, cases, tmp_path)
 
 
+# absl's flag listing: the same on every TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_help_lists_the_flags():
   assert_help_lists("run_ner.py", FINE_TUNING_FLAGS + (
       "data_dir", "document_context", "feature_based", "lstm_units"))

@@ -179,7 +179,10 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path):
                            atol=1e-5)
 
 
+# What a killed or interrupted run leaves: Python's, the same on every
+# TensorFlow; one leg of CI runs it.
 @pytest.mark.shared
+@pytest.mark.rerun
 def test_ctrl_c_says_in_one_line_which_checkpoint_resumes(tmp_path):
   output_dir = tmp_path / "interrupted"
   code, stderr = kill_after_checkpoint(
@@ -196,7 +199,10 @@ def test_ctrl_c_says_in_one_line_which_checkpoint_resumes(tmp_path):
       f"and the same command resumes from it")
 
 
+# A run's resume bookkeeping: Python's, the same on every TensorFlow; one
+# leg of CI runs it.
 @pytest.mark.shared
+@pytest.mark.rerun
 def test_finished_run_is_not_trained_again(reference_run, tmp_path):
   output_dir, _ = reference_run
   result = pretrain(output_dir)
@@ -221,6 +227,8 @@ def test_multi_worker_trains_one_set_of_checkpoints(tmp_path):
       output_dir, "model.ckpt-6")).get_tensor("global_step")) == 6
 
 
+# Refused before any work, in one line: Python's checks, the same on every
+# TensorFlow; one leg of CI runs it.
 @pytest.mark.shared
 @pytest.mark.parametrize("overrides, message", [
     ({"max_seq_length": 32}, "--max_seq_length"),
@@ -233,6 +241,7 @@ def test_multi_worker_trains_one_set_of_checkpoints(tmp_path):
      "nothing to evaluate: no checkpoint in --output_dir="),
     ({"input_file": "/nonexistent/*.tfrecord"}, "/nonexistent/*.tfrecord"),
 ])
+@pytest.mark.rerun
 def test_bad_flags_fail_clearly_and_write_nothing(tmp_path, overrides,
                                                   message):
   output_dir = tmp_path / "out"
@@ -268,6 +277,8 @@ ORIGINAL_FLAG_NAMES = [
     "master", "num_tpu_cores"]
 
 
+# absl's flag listing: the same on every TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_help_lists_the_original_flags_and_the_modern_ones():
   result = run_script("run_pretraining.py", {"help": "true"})
   for name in ORIGINAL_FLAG_NAMES + [

@@ -125,6 +125,10 @@ def test_training_features_are_written_as_the_original(squad_run):
           np.atleast_1d(features[name][row])), name
 
 
+# The threshold search and the F1 it gives: Python's scoring, the same on
+# every TensorFlow (predicting from --init_checkpoint is squad_predicted's
+# too); one leg of CI runs it.
+@pytest.mark.rerun
 def test_the_best_threshold_gives_the_best_f1_and_init_checkpoint_predicts(
     squad_run, tmp_path):
   results = read_results(squad_run / "output" / "eval_results.txt")
@@ -399,6 +403,9 @@ def test_the_export_refuses_a_context_over_its_limit(squad_run):
     serve_text(question=question, context=tf.constant([context + "."]))
 
 
+# Refused before any work, in one line: Python's checks, the same on every
+# TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_bad_input_stops_before_anything_is_written(tmp_path):
   (tmp_path / "broken.json").write_text('{"data": [')
   (tmp_path / "outside.json").write_text(json.dumps({"data": [{
@@ -451,6 +458,8 @@ def test_bad_input_stops_before_anything_is_written(tmp_path):
                                    tmp_path)
 
 
+# absl's flag listing: the same on every TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_help_lists_the_original_flags():
   help_text = assert_help_lists("run_squad.py", FINE_TUNING_FLAGS + (
       "train_file", "predict_file", "doc_stride", "max_query_length",

@@ -96,6 +96,9 @@ def test_the_export_serves_the_choice_probabilities(swag_run):
   assert outputs["serve_text"]["choice"] == expected.argmax(axis=1).tolist()
 
 
+# Refused before any work, in one line: Python's checks, the same on every
+# TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_bad_input_stops_before_anything_is_written(tmp_path):
   (tmp_path / "data").mkdir()
   for name in ("train.csv", "val.csv"):
@@ -122,6 +125,8 @@ def test_bad_input_stops_before_anything_is_written(tmp_path):
       cases, tmp_path)
 
 
+# The run lock: Python's, the same on every TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_a_second_run_into_the_same_output_dir_is_refused(tmp_path):
   """Two runs into one --output_dir would overwrite each other's checkpoints
   and results: while one lives, another is refused, naming the directory
@@ -143,6 +148,8 @@ def test_a_second_run_into_the_same_output_dir_is_refused(tmp_path):
   assert os.listdir(tmp_path / "output") == [".bert_tf_run.lock"]
 
 
+# absl's flag listing: the same on every TensorFlow; one leg of CI runs it.
+@pytest.mark.rerun
 def test_help_lists_the_flags():
   assert_help_lists("run_swag.py", FINE_TUNING_FLAGS + ("data_dir",))
 

@@ -46,6 +46,8 @@ def test_tensorflow_start_up_lines_are_silenced_unless_asked_for(
     assert _TENSORFLOW_LOG_LINE.search(result.stderr), result.stderr
 
 
+# Refused before TensorFlow is imported: the same on every TensorFlow; one
+# leg of CI runs it.
 @pytest.mark.parametrize("script, cases, expected", [
     ("run_pretraining.py", [{"input_file": "x", "output_dir": "y",
                              "iterations_per_loop": 0}],
@@ -58,6 +60,7 @@ def test_tensorflow_start_up_lines_are_silenced_unless_asked_for(
      ["--pooling=median: value should be one of "
       "<cls|mean|max|mean_sqrt_len>"]),
 ])
+@pytest.mark.rerun
 def test_bad_flags_are_refused_before_tensorflow_is_imported(
     script, cases, expected):
   """A mistyped command line is answered at once (well under a second),
