@@ -25,6 +25,10 @@ one after the other.
                     run_classifier's TF Serving export (a tf.Module holding
                     the model)
 
+It also times quantize("int8") of a BERT-base-shaped classifier, bert_tf's
+against Keras' own Model.quantize (which collects garbage once per Dense
+layer) in this process, after the fine-tuning has filled its heap.
+
 It prints the CPU cores it may use and the CPU's int8 and bfloat16 matrix
 features (/proc/cpuinfo's avx512_vnni, avx512_bf16, amx_int8, amx_bf16),
 on which the speed of Keras' int8 and of oneDNN's kernels depends.
@@ -183,6 +187,28 @@ def tf_module_litert_form(model, directory):
   return path, lambda inputs: runner(**inputs)["probabilities"]
 
 
+def quantize_seconds():
+  """{"bert_tf": s, "keras": s}: quantize("int8") of a BERT-base-shaped
+  classifier by bert_tf and by Keras' own Model.quantize, each on a new
+  model."""
+  config = bert_tf.BertConfig(vocab_size=30522, hidden_size=768,
+                              num_hidden_layers=12, num_attention_heads=12,
+                              intermediate_size=3072)
+  routes = {"keras": lambda model: keras.Model.quantize(
+      model, "int8", filters=lambda layer: isinstance(
+          layer, keras.layers.Dense)),
+            "bert_tf": lambda model: model.quantize("int8")}
+  seconds = {}
+  for name, quantize in routes.items():
+    model = bert_tf.BertClassifier(config, 2)
+    model({name: np.zeros((1, 8), np.int32) for name in
+           ("input_ids", "input_mask", "segment_ids")})
+    start = time.perf_counter()
+    quantize(model)
+    seconds[name] = time.perf_counter() - start
+  return seconds
+
+
 def main():
   args = parse_args()
   cores = len(os.sched_getaffinity(0))
@@ -238,10 +264,15 @@ def main():
           f"{row['max_probability_difference']:8.4f} {row['accuracy']:6.3f} "
           f"{row['size_mb']:6.1f} {row['latency_ms']:7.2f} "
           f"{row['dev_set_s']:6.2f}")
+  seconds = quantize_seconds()
+  print(f"quantize('int8') of a BERT-base classifier: bert_tf "
+        f"{seconds['bert_tf']:.2f} s, Keras' own {seconds['keras']:.2f} s "
+        f"({seconds['keras'] / seconds['bert_tf']:.1f}x)")
   if args.output_json:
     with open(args.output_json, "w") as writer:
       json.dump({"config": vars(args), "cpu": {"cores": cores, **features},
-                 "results": results}, writer, indent=2)
+                 "results": results, "quantize_seconds": seconds}, writer,
+                indent=2)
 
 
 if __name__ == "__main__":

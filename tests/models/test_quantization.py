@@ -5,6 +5,7 @@ refused. benchmarks/quantization.py measures the same on real SST-2."""
 
 import os
 import random
+import weakref
 
 import keras
 import numpy as np
@@ -112,6 +113,18 @@ def test_bert_tf_refuses_other_modes_before_keras(mode, config):
                                        r"'int8', 'int4', 'float8'$"):
     model.quantize(mode, config=config)
   assert model.quantized_to is None
+
+
+def test_quantize_frees_the_float_kernels():
+  """Each kernel it replaces is freed by the time quantize returns, as
+  Keras frees it (bert_tf collects once, where Keras collects per layer;
+  benchmarks/quantization.py times both)."""
+  model = bert_tf.BertClassifier(tiny_config(), 2)
+  kernels = [weakref.ref(layer._kernel) for layer in model._flatten_layers()
+             if isinstance(layer, keras.layers.Dense)]
+  model.quantize("int8")
+  assert len(kernels) == len(ENCODER_DENSE)
+  assert [kernel() for kernel in kernels] == [None] * len(kernels)
 
 
 def test_quantize_refuses_filters():
