@@ -10,30 +10,10 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
+from tests.support.export_runners import PACKAGES, RUNNERS, run_litert
 from tests.support.helpers import PROJECT_DIR, tiny_config
 from tests.support.keras_harness import EVERY_MODEL, model_inputs
 from tests.support.sentence_transformers_folders import opener
-
-def run_onnx(path, inputs):
-  onnxruntime = pytest.importorskip("onnxruntime")
-  session = onnxruntime.InferenceSession(path)
-  outputs = session.run(None, {item.name: inputs[item.name]
-                               for item in session.get_inputs()})
-  return dict(zip([item.name for item in session.get_outputs()], outputs))
-
-
-def run_litert(path, inputs):
-  interpreter = pytest.importorskip("ai_edge_litert.interpreter")
-  # Builtin ops only, as on a device without the Flex delegate.
-  return interpreter.Interpreter(model_path=path).get_signature_runner()(
-      **inputs)
-
-
-RUNNERS = {"onnx": ("model.onnx", run_onnx),
-           "litert": ("model.tflite", run_litert)}
-# What each format's export and runner import.
-PACKAGES = {"onnx": ("tf2onnx", "onnxruntime"),
-            "litert": ("ai_edge_litert.interpreter",)}
 
 
 def expected_outputs(model, inputs):

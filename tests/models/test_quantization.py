@@ -13,6 +13,7 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
+from tests.support.export_runners import PACKAGES, RUNNERS
 from tests.support.helpers import tiny_config
 from tests.support.keras_harness import GPTQ_CONFIG
 from tests.support.keyword_task import VOCAB, keyword_sentences
@@ -184,18 +185,22 @@ def test_dynamic_range_int8_litert_agrees_with_float(trained, tmp_path):
   assert agreement(got["probabilities"], expected) >= AGREEMENT
 
 
-def test_a_keras_int8_model_exports_to_onnx(trained, tmp_path):
-  pytest.importorskip("tf2onnx")
-  onnxruntime = pytest.importorskip("onnxruntime")
+@pytest.mark.parametrize("mode, export_format", [
+    ("int8", "onnx"), ("int4", "onnx"), ("int4", "litert")])
+def test_a_keras_quantized_model_exports_as_keras_computes(
+    trained, mode, export_format, tmp_path):
+  """The exports the converters make (the others: test_exports_a_converter_
+  cannot_make_are_refused)."""
   model, texts = trained
   inputs = {name: value.numpy() for name, value in
             model.preprocessor(tf.constant(texts[:32])).items()}
   quantized = ids_model(model)
-  quantized.quantize("int8")
+  quantized.quantize(mode)
   expected = quantized(inputs)["probabilities"].numpy()
-  path = str(tmp_path / "model.onnx")
-  quantized.export(path, format="onnx", verbose=False)
-  session = onnxruntime.InferenceSession(path)
-  got = dict(zip([item.name for item in session.get_outputs()],
-                 session.run(None, inputs)))
+  for package in PACKAGES[export_format]:
+    pytest.importorskip(package)
+  file_name, run = RUNNERS[export_format]
+  path = str(tmp_path / file_name)
+  quantized.export(path, format=export_format, verbose=False)
+  got = run(path, inputs)
   np.testing.assert_allclose(got["probabilities"], expected, atol=1e-5)
