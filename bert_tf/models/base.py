@@ -170,7 +170,7 @@ class BertKerasModel(FitModel):
     # Keras collects garbage after each kernel it replaces (Layer.
     # __delattr__), walking the whole heap once per Dense layer; frozen, the
     # objects made before are left out of those walks, and one collection
-    # after frees the replaced kernels.
+    # after does what they were for (freeing what held the old kernels).
     gc.freeze()
     try:
       super().quantize(mode, config=config, filters=_is_dense, **kwargs)
