@@ -126,6 +126,7 @@ class BertKerasModel(FitModel):
           f"policy; use {type(self).__name__}.built_in(dtype, ...) or "
           f"from_pretrained(..., dtype={dtype!r})")
     super().__init__(dtype=dtype, **kwargs)
+    precision.warn_if_emulated(self.compute_dtype)
 
   @classmethod
   def built_in(cls, dtype, *args, **kwargs):

@@ -38,6 +38,9 @@ class Predictor:
     self._model_outputs = tf.function(
         lambda features: self.model(features, training=False),
         jit_compile=use_xla)
+    # Whether one trace serves batches of any size (_trace_for_any_batch);
+    # None until the first batch.
+    self._any_batch_traced = None
 
   def predict(self, features, batch_size, by_length=True):
     """The model's outputs for every feature, in input order.
@@ -97,10 +100,26 @@ class Predictor:
   def _predict_batch(self, batch):
     """(outputs, their FEATURE_INDEX values) of one numpy batch, the real
     features' rows only."""
-    outputs, passed = self._predict_step(self._distributed(batch))
+    features = self._distributed(batch)
+    if self._any_batch_traced is None:
+      self._trace_for_any_batch(features)
+    outputs, passed = self._predict_step(features)
     keep = passed["is_real_example"].numpy() > 0
     return (tf.nest.map_structure(lambda value: value.numpy()[keep], outputs),
             passed[FEATURE_INDEX].numpy()[keep])
+
+  def _trace_for_any_batch(self, features):
+    """Traces _predict_step once for batches of any size and length, where
+    the features are plain tensors (one replica): every batch then runs that
+    trace. Its sizes known only at run time keep TensorFlow's graph
+    rewrites from folding the row count that lets them fuse a bfloat16
+    LayerNorm (layers.normalization.LayerNorm) into one kernel. Several
+    replicas trace as reduce_retracing has it."""
+    self._any_batch_traced = all(isinstance(value, tf.Tensor)
+                                 for value in features.values())
+    if self._any_batch_traced:
+      self._predict_step.get_concrete_function(
+          _any_length_specs(features, None))
 
   def _position_axes(self, batch):
     """The axes of each output (in tf.nest.flatten order) that run along
@@ -108,14 +127,9 @@ class Predictor:
     for an unknown length. Traced in a replica, for a replica's rows, as
     _predict_step's trace for every later length calls the model: that
     call then finds this trace instead of making another."""
-    positional = batching.positional_names(
-        {name: value.shape for name, value in batch.items()})
-    rows = -(-len(batch["is_real_example"])
-             // self.strategy.num_replicas_in_sync)
-    specs = {name: tf.TensorSpec(
-        (rows,) + (value.shape[1:-1] + (None,) if name in positional
-                   else value.shape[1:]), value.dtype)
-             for name, value in batch.items()}
+    rows = None if self._any_batch_traced else -(
+        -len(batch["is_real_example"]) // self.strategy.num_replicas_in_sync)
+    specs = _any_length_specs(batch, rows)
     outputs = self.strategy.experimental_local_results(self.strategy.run(
         lambda: self._model_outputs.get_concrete_function(
             specs).structured_outputs))[0]
@@ -150,6 +164,17 @@ class Predictor:
   def _replica_outputs(self, features):
     passed = {name: features[name] for name in _PASSED_THROUGH}
     return self._model_outputs(features), passed
+
+
+def _any_length_specs(features, rows):
+  """{name: TensorSpec} of features at any length (the positional axes of
+  unknown size), `rows` in the batch axis (None: any)."""
+  positional = batching.positional_names(
+      {name: value.shape for name, value in features.items()})
+  return {name: tf.TensorSpec(
+      (rows,) + (tuple(value.shape[1:-1]) + (None,) if name in positional
+                 else tuple(value.shape[1:])), value.dtype)
+          for name, value in features.items()}
 
 
 def _rows_per_batch(batch_size, features):

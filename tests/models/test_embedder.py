@@ -16,6 +16,7 @@ from bert_tf.checkpoints.sentence_transformers_activations import (
     TORCH_ACTIVATIONS)
 from bert_tf.layers.activations import HEAD_ACTIVATIONS
 from bert_tf.models.embedder import SIMILARITIES
+from bert_tf.training.predictor import Predictor
 from tests.support.helpers import random_inputs, tiny_config
 from tests.support.keras_harness import run_model_test
 from tests.support.sentence_transformers_folders import (
@@ -155,18 +156,19 @@ def test_encode_takes_any_list_of_texts_and_nothing(today_mean):
 def test_a_batch_holds_at_most_the_texts_given(monkeypatch):
   """Two texts run as a batch of two whatever batch_size says: a batch
   of 10**9 allocates nothing more."""
-  model = bert_tf.load_pretrained(folder("today_mean")).model  # untraced
-  called = []
-  call = bert_tf.BertEncoder.call
+  model = bert_tf.load_pretrained(folder("today_mean")).model
+  rows = []
+  distributed = Predictor._distributed
 
-  def recorded_call(self, inputs, **kwargs):
-    called.append(tuple(inputs["input_ids"].shape))
-    return call(self, inputs, **kwargs)
+  def recorded_distributed(self, batch):
+    features = distributed(self, batch)
+    rows.append(features["input_ids"].shape[0])
+    return features
 
-  monkeypatch.setattr(bert_tf.BertEncoder, "call", recorded_call)
+  monkeypatch.setattr(Predictor, "_distributed", recorded_distributed)
   texts = expected("today_mean")["texts"][:2]
   embeddings = model.encode(texts, batch_size=1000)
-  assert {shape[0] for shape in called} == {2}
+  assert rows == [2]
   np.testing.assert_allclose(model.encode(texts, batch_size=10**9),
                              embeddings, rtol=0, atol=1e-6)
 
