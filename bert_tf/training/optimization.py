@@ -142,8 +142,12 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
     original; it computes m + (g - m)(1 - beta_1), the original's
     beta_1 m + (1 - beta_1) g up to the last bit. The weight decay,
     lr * rate * w, is taken off first: the original's
-    w - lr (adam + rate w), in the other order.
+    w - lr (adam + rate w), in the other order. A variable of a narrower
+    float takes _update_in_float32.
     """
+    if variable.dtype != "float32":
+      self._update_in_float32(gradient, variable, learning_rate)
+      return
     m, v = self.slots(variable)
     learning_rate = ops.cast(learning_rate, variable.dtype)
     if self.weight_decay_rate and self.decays(variable):
@@ -157,6 +161,34 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         beta2=ops.cast(self.beta_2, variable.dtype),
         epsilon=ops.cast(self.epsilon, variable.dtype),
         grad=ops.cast(gradient, variable.dtype))
+
+  def _update_in_float32(self, gradient, variable, learning_rate):
+    """The update of `variable` and its slots computed in float32, then
+    rounded once into each: in bfloat16 beta_2 = 0.999 is 1, which would
+    keep adam_v at 0 (Adam's steps lr * m / epsilon, LAMB's bias
+    correction a division by 0). Keras trains a model's bfloat16 weights
+    (from_pretrained(dtype="bfloat16")) with its optimizer as they are."""
+    targets = (variable, *self.slots(variable))
+    updated = self._updated(
+        ops.cast(gradient, "float32"),
+        *(ops.cast(target, "float32") for target in targets),
+        ops.cast(learning_rate, "float32"), self.decays(variable))
+    for target, value in zip(targets, updated):
+      self.assign(target, ops.cast(value, target.dtype))
+
+  def _updated(self, gradient, weights, m, v, learning_rate, decays):
+    """(weights, adam_m, adam_v) after the original's update, as plain
+    operations."""
+    m, v = self._moments(gradient, m, v)
+    update = m / (ops.sqrt(v) + self.epsilon)
+    if self.weight_decay_rate and decays:
+      update += self.weight_decay_rate * weights
+    return weights - learning_rate * update, m, v
+
+  def _moments(self, gradient, m, v):
+    """adam_m and adam_v after a step of `gradient`."""
+    return (self.beta_1 * m + (1.0 - self.beta_1) * gradient,
+            self.beta_2 * v + (1.0 - self.beta_2) * ops.square(gradient))
 
   def get_config(self):
     config = super().get_config()
@@ -178,27 +210,24 @@ class Lamb(AdamWeightDecay):
   """
 
   def update_step(self, gradient, variable, learning_rate):
-    m, v = self.slots(variable)
-    gradient = ops.cast(gradient, variable.dtype)
-    step = ops.cast(self.iterations + 1, variable.dtype)
-    next_m = self.beta_1 * m + (1.0 - self.beta_1) * gradient
-    next_v = self.beta_2 * v + (1.0 - self.beta_2) * ops.square(gradient)
+    self._update_in_float32(gradient, variable, learning_rate)
+
+  def _updated(self, gradient, weights, m, v, learning_rate, decays):
+    step = ops.cast(self.iterations + 1, "float32")
+    next_m, next_v = self._moments(gradient, m, v)
     m_hat = next_m / (1.0 - ops.power(self.beta_1, step))
     v_hat = next_v / (1.0 - ops.power(self.beta_2, step))
     update = m_hat / (ops.sqrt(v_hat) + self.epsilon)
     ratio = 1.0
-    if self.decays(variable):
+    if decays:
       if self.weight_decay_rate:
-        update += self.weight_decay_rate * variable
-      weight_norm = ops.norm(ops.reshape(variable, [-1]))
+        update += self.weight_decay_rate * weights
+      weight_norm = ops.norm(ops.reshape(weights, [-1]))
       update_norm = ops.norm(ops.reshape(update, [-1]))
       ratio = ops.where(
           weight_norm > 0,
           ops.where(update_norm > 0, weight_norm / update_norm, 1.0), 1.0)
-    self.assign(variable, variable - ratio * ops.cast(
-        learning_rate, variable.dtype) * update)
-    self.assign(m, next_m)
-    self.assign(v, next_v)
+    return weights - ratio * learning_rate * update, next_m, next_v
 
 
 def _summed_over_replicas(grads):

@@ -21,12 +21,14 @@ from tests.support.helpers import ORIGINAL_TINY, ORIGINAL_TINY_TRAIN
 
 
 def train(output_dir, strategy=None, batch_size=3, num_train_steps=10,
-          **options):
-  """Trains from original_tiny's checkpoint; returns the Trainer."""
+          iterations_per_loop=5, **options):
+  """Trains from original_tiny's checkpoint; returns the Trainer. Its loss
+  is summarised once per iterations_per_loop steps (1: every step's)."""
   strategy = strategy or tf.distribute.OneDeviceStrategy("/cpu:0")
   options = TrainingOptions(num_train_steps=num_train_steps,
                             save_checkpoints_steps=num_train_steps,
-                            iterations_per_loop=5, **options)
+                            iterations_per_loop=iterations_per_loop,
+                            **options)
   config = bert_tf.BertConfig.from_json_file(
       os.path.join(ORIGINAL_TINY_TRAIN, "bert_config.json"))
   with strategy.scope(), precision.dtype_policy(options.dtype):

@@ -5,9 +5,11 @@ import os
 import re
 
 import keras
+import ml_dtypes
 import numpy as np
 import pytest
 import tensorflow as tf
+from keras import ops
 
 import bert_tf
 from bert_tf.pretraining import features as pretraining_features
@@ -124,6 +126,36 @@ def test_each_update_is_the_originals_formula():
   np.testing.assert_allclose(excluded.numpy(), weights[1], rtol=0, atol=2e-6)
   for slot, expected in zip(optimizer.slots(decayed), (m[0], v[0])):
     np.testing.assert_allclose(slot.numpy(), expected, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", ["adamw", "lamb"])
+def test_bfloat16_weights_take_the_float32_update_rounded(name):
+  """Keras trains a model's bfloat16 weights (from_pretrained(dtype=
+  "bfloat16")) with the optimizer as they are: three updates of bfloat16
+  weights follow the same updates of float32 weights to bfloat16's
+  precision, and adam_v grows. (In bfloat16, beta_2 = 0.999 is 1: adam_v
+  stayed 0, AdamWeightDecay's steps were lr * m / epsilon, LAMB's 0 or
+  NaN.)"""
+  rng = np.random.default_rng(0)
+  # Values bfloat16 holds: both start from the same numbers.
+  initial, gradients = (
+      rng.normal(size=shape).astype(ml_dtypes.bfloat16).astype(np.float32)
+      for shape in ([2, 50], [3, 2, 50]))
+  results = {}
+  for dtype in ("float32", "bfloat16"):
+    variables = [keras.Variable(value, dtype=dtype, name=variable_name)
+                 for value, variable_name in zip(initial, ("kernel", "bias"))]
+    optimizer = optimization.OPTIMIZERS[name](learning_rate=0.01,
+                                              global_clipnorm=None)
+    for step_gradients in gradients:
+      optimizer.apply_gradients(zip(tf.constant(step_gradients, dtype),
+                                    variables))
+    results[dtype] = [np.asarray(ops.cast(value, "float32")) for value in (
+        *variables, *optimizer.slots(variables[0]))]
+  for narrow, wide in zip(results["bfloat16"], results["float32"]):
+    np.testing.assert_allclose(narrow, wide, rtol=2 ** -7,
+                               atol=2 ** -7 * np.abs(wide).max())
+  assert results["bfloat16"][-1].min() > 0
 
 
 def test_clipping_sees_the_summed_embedding_gradient():
