@@ -163,7 +163,7 @@ def span_batch(args):
 def measure_squad(args, dtype, use_xla):
   """SQuAD fine-tuning examples/sec of both span labelers."""
   dataset = tf.data.Dataset.from_tensors(span_batch(args)).repeat()
-  with pretraining.model_garden_dtype_policy(dtype):
+  with pretrainer_step.model_garden_dtype_policy(dtype):
     model = mg_models.BertSpanLabeler(
         pretrainer_step.model_garden_encoder(args),
         initializer=pretrainer_step.model_garden_initializer())
@@ -196,7 +196,7 @@ def classifier_runners(args, dtype, use_xla):
   one batch of batch_size and syncs}."""
   with precision.dtype_policy(dtype):
     ours = BertClassifier(pretrainer_step.bert_tf_config(args), NUM_LABELS)
-  with pretraining.model_garden_dtype_policy(dtype):
+  with pretrainer_step.model_garden_dtype_policy(dtype):
     theirs = mg_models.BertClassifier(
         pretrainer_step.model_garden_encoder(args), NUM_LABELS,
         initializer=pretrainer_step.model_garden_initializer())

@@ -1,4 +1,5 @@
-"""Times one BERT pretraining train step: bert_tf against TF Model Garden.
+"""Times one BERT pretraining train step: bert_tf against TF Model Garden,
+in float32 and in bfloat16.
 
 What it measures: the wall time of one training step (forward pass, masked-LM
 + next-sentence loss, backward pass and Adam update) inside a `tf.function`
@@ -9,13 +10,15 @@ What it measures: the wall time of one training step (forward pass, masked-LM
     official.nlp.modeling.networks.BertEncoder (legacy tf_keras), trained with
     tf_keras.optimizers.Adam,
 
-built from the same config and fed the same synthetic batch (numpy, fixed
-seed). Each stack runs in a process of its own (in one process, each
-disturbs the other's memory, caches and thread pools), traced/compiled and
-warmed up for --warmup_steps; then the timed steps alternate between the two
-processes, one at a time (swapping which goes first every round), so that
-the machine's drift hits both alike. Each step is synchronised by fetching
-the loss (`float(loss)`).
+each in every dtype of --dtypes (bfloat16: each library's mixed_bfloat16
+policy, float32 variables and bfloat16 computation), built from the same
+config and fed the same synthetic batch (numpy, fixed seed). Each stack and
+dtype, a route, runs in a process of its own (in one process, each disturbs
+the other's memory, caches and thread pools), traced/compiled and warmed up
+for --warmup_steps; then the timed steps go round the routes' processes,
+one at a time (each round starting at the next route), so that the
+machine's drift hits all alike. Each step is synchronised by fetching the
+loss (`float(loss)`).
 
 The two models have the same parameters: Model Garden's next-sentence head is
 a Dense(2) on the encoder's pooled output, as in the original BERT and in
@@ -25,12 +28,16 @@ sum(weights * nll) / (sum(weights) + 1e-5) over the masked positions plus the
 mean next-sentence nll; bert_tf uses its own loss functions, Model Garden the
 same formula in TensorFlow ops.
 
-Printed: mean and median ms/step and examples/s for each, and the ratio
-model_garden_time / bert_tf_time (above 1 means bert_tf is faster).
+Printed: the CPU and its bfloat16 units; mean and median ms/step and
+examples/s of each route; the ratios of median steps: Model Garden's over
+bert_tf's in each dtype (above 1 means bert_tf is faster) and, for each
+stack, float32's over bfloat16's (above 1 means bfloat16 is faster).
 
-Run from the repository root:
+Run from the repository root (the figures in docs/performance.md: 4 layers,
+hidden 256, seq 128, batch 16):
 
-  .venv/bin/python benchmarks/pretrainer_step.py [--jit_compile] \
+  .venv/bin/python benchmarks/pretrainer_step.py --batch_size=16 \
+      [--dtypes=float32,bfloat16] [--jit_compile] \
       [--output_json=/tmp/pretrainer_step.json]
 
 Tiny smoke run:
@@ -41,6 +48,7 @@ Tiny smoke run:
 """
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -61,7 +69,13 @@ from official.nlp.modeling import models as mg_models
 from official.nlp.modeling import networks as mg_networks
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import bert_tf  # pylint: disable=g-import-not-at-top,wrong-import-position
+# pylint: disable=g-import-not-at-top,wrong-import-position
+import machine
+from embeddings import names_of
+
+import bert_tf
+from bert_tf.training import precision
+# pylint: enable=g-import-not-at-top,wrong-import-position
 
 SEED = 1234
 LEARNING_RATE = 1e-4
@@ -69,6 +83,7 @@ DROPOUT = 0.1
 INITIALIZER_RANGE = 0.02
 MAX_POSITION_EMBEDDINGS = 512
 TYPE_VOCAB_SIZE = 2
+DTYPES = ("float32", "bfloat16")
 
 
 def model_argument_parser(description):
@@ -88,21 +103,29 @@ def model_argument_parser(description):
   return parser
 
 
-def parse_args():
+def parse_args(argv=None):
   parser = model_argument_parser(__doc__.split("\n", 1)[0])
   parser.add_argument("--steps", type=int, default=20,
-                      help="timed steps per implementation")
+                      help="timed steps per route")
   parser.add_argument("--warmup_steps", type=int, default=3,
                       help="untimed steps first (the first one traces)")
   parser.add_argument("--jit_compile", action="store_true",
                       help="compile the train steps with XLA")
+  parser.add_argument("--dtypes", type=names_of(DTYPES),
+                      default=list(DTYPES),
+                      help="comma-separated, out of "
+                      f"{', '.join(DTYPES)}: each stack runs in each")
   parser.add_argument("--output_json", default=None,
                       help="also write the results to this file")
   parser.add_argument("--worker", choices=sorted(BUILDERS),
                       help=argparse.SUPPRESS)
-  args = parser.parse_args()
+  parser.add_argument("--worker_dtype", choices=DTYPES,
+                      help=argparse.SUPPRESS)
+  args = parser.parse_args(argv)
   if args.warmup_steps < 1 or args.steps < 1:
     parser.error("--warmup_steps and --steps must be at least 1")
+  if not args.dtypes:
+    parser.error("--dtypes names no dtype")
   if args.num_predictions > args.seq_length:
     parser.error("--num_predictions must not exceed --seq_length")
   return args
@@ -155,10 +178,12 @@ def bert_tf_config(args):
       initializer_range=INITIALIZER_RANGE)
 
 
-def build_bert_tf_step(args, batch):
-  """bert_tf.BertPretrainer + keras.optimizers.Adam: (step_fn, num_params)."""
+def build_bert_tf_step(args, batch, dtype):
+  """bert_tf.BertPretrainer in `dtype` + keras.optimizers.Adam:
+  (step_fn, num_params)."""
   del batch  # BertPretrainer has all its weights once constructed.
-  model = bert_tf.BertPretrainer(bert_tf_config(args))
+  with precision.dtype_policy(dtype):
+    model = bert_tf.BertPretrainer(bert_tf_config(args))
   optimizer = keras.optimizers.Adam(LEARNING_RATE)
   variables = model.trainable_variables
 
@@ -247,12 +272,26 @@ def model_garden_pretrainer(args):
   return model, next_sentence_head, model_inputs, loss_fn
 
 
-def build_model_garden_step(args, batch):
-  """Model Garden BertPretrainerV2 + tf_keras Adam: (step_fn, num_params)."""
-  model, next_sentence_head, model_inputs, loss_fn = \
-      model_garden_pretrainer(args)
-  # The masked-LM head only creates its weights on the first call.
-  model(model_inputs(batch))
+@contextlib.contextmanager
+def model_garden_dtype_policy(dtype):
+  """tf_keras layers created inside compute in `dtype` (Model Garden's
+  layers read tf_keras's global policy when they are created)."""
+  previous = tf_keras.mixed_precision.global_policy()
+  tf_keras.mixed_precision.set_global_policy(precision.POLICIES[dtype])
+  try:
+    yield
+  finally:
+    tf_keras.mixed_precision.set_global_policy(previous)
+
+
+def build_model_garden_step(args, batch, dtype):
+  """Model Garden BertPretrainerV2 in `dtype` + tf_keras Adam:
+  (step_fn, num_params)."""
+  with model_garden_dtype_policy(dtype):
+    model, next_sentence_head, model_inputs, loss_fn = \
+        model_garden_pretrainer(args)
+    # The masked-LM head only creates its layers on the first call.
+    model(model_inputs(batch))
   optimizer = tf_keras.optimizers.Adam(LEARNING_RATE)
   variables = model.trainable_variables + next_sentence_head.trainable_variables
 
@@ -279,13 +318,41 @@ BUILDERS = {"bert_tf": build_bert_tf_step,
             "model_garden": build_model_garden_step}
 
 
+def routes(args):
+  """(stack, dtype) of every route: each stack in each of --dtypes."""
+  return [(stack, dtype) for dtype in args.dtypes for stack in BUILDERS]
+
+
+def route_name(route):
+  return " ".join(route)
+
+
+def comparisons(dtypes):
+  """(route, reference) pairs whose speed-up is printed: bert_tf against
+  Model Garden in each dtype, then each stack in bfloat16 against itself
+  in float32."""
+  pairs = [(("bert_tf", dtype), ("model_garden", dtype)) for dtype in dtypes]
+  if set(DTYPES) <= set(dtypes):
+    pairs += [((stack, "bfloat16"), (stack, "float32")) for stack in BUILDERS]
+  return pairs
+
+
+def speed_ups(times, dtypes):
+  """{"ROUTE over REFERENCE": the reference's time over the route's} of
+  comparisons(dtypes), for times {route: time} (above 1: the route is
+  faster)."""
+  return {f"{route_name(route)} over {route_name(reference)}":
+          times[reference] / times[route]
+          for route, reference in comparisons(dtypes)}
+
+
 def run_worker(args):
-  """--worker=NAME: builds that stack's step and warms it up, reports it as
-  a line of JSON, then runs one step for each line read on stdin and
-  answers its milliseconds."""
+  """--worker=STACK --worker_dtype=DTYPE: builds that route's step and warms
+  it up, reports it as a line of JSON, then runs one step for each line
+  read on stdin and answers its milliseconds."""
   keras.utils.set_random_seed(SEED)  # Python, NumPy and TensorFlow seeds.
   batch = {name: tf.constant(value) for name, value in make_batch(args).items()}
-  step, num_params = BUILDERS[args.worker](args, batch)
+  step, num_params = BUILDERS[args.worker](args, batch, args.worker_dtype)
   start = time.perf_counter()
   first_loss = float(step(batch))
   first_step_s = time.perf_counter() - start
@@ -299,19 +366,44 @@ def run_worker(args):
     print(1000 * (time.perf_counter() - start), flush=True)
 
 
-def start_worker(args, name):
-  """A process of this script timing one stack (run_worker), once it is
+def start_worker(args, route):
+  """A process of this script timing one route (run_worker), once it is
   ready, with what it reported."""
+  stack, dtype = route
   worker = subprocess.Popen(
       [sys.executable, os.path.abspath(__file__), *sys.argv[1:],
-       f"--worker={name}"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-      text=True)
+       f"--worker={stack}", f"--worker_dtype={dtype}"],
+      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
   report = json.loads(worker.stdout.readline())
-  print(f"{name}: {report['num_params']:,} parameters, first step (trace"
-        f"{' + XLA compile' if args.jit_compile else ''}) "
+  print(f"{route_name(route)}: {report['num_params']:,} parameters, first "
+        f"step (trace{' + XLA compile' if args.jit_compile else ''}) "
         f"{report['first_step_s']:.1f} s, loss {report['first_loss']:.4f}",
         flush=True)
   return worker, {**report, "step_ms": []}
+
+
+def timed_steps(args):
+  """{route: report with step_ms}: each route in a process of its own (no
+  route's memory, caches and thread pools disturb another's), one step at
+  a time: the timed steps go round the routes, each round starting at the
+  next one, so that the machine's drift hits all alike."""
+  workers, results = {}, {}
+  for route in routes(args):
+    workers[route], results[route] = start_worker(args, route)
+  names = list(workers)
+  for round_index in range(args.steps):
+    first = round_index % len(names)
+    for route in names[first:] + names[:first]:
+      workers[route].stdin.write("step\n")
+      workers[route].stdin.flush()
+      results[route]["step_ms"].append(float(
+          workers[route].stdout.readline()))
+  for worker in workers.values():
+    worker.stdin.close()
+    worker.wait()
+  for result in results.values():
+    result.update(summarise(result["step_ms"], args.batch_size))
+  return results
 
 
 def main():
@@ -319,28 +411,12 @@ def main():
   if args.worker:
     run_worker(args)
     return
-  # Each stack runs in a process of its own (neither's memory, caches and
-  # thread pools disturb the other's), one at a time: the timed steps
-  # alternate between them, so that the machine's drift hits both alike.
-  workers, results = {}, {}
-  for name in BUILDERS:
-    workers[name], results[name] = start_worker(args, name)
-  for round_index in range(args.steps):
-    order = list(workers) if round_index % 2 == 0 else list(workers)[::-1]
-    for name in order:
-      workers[name].stdin.write("step\n")
-      workers[name].stdin.flush()
-      results[name]["step_ms"].append(float(
-          workers[name].stdout.readline()))
-  for worker in workers.values():
-    worker.stdin.close()
-    worker.wait()
-
-  for result in results.values():
-    result.update(summarise(result["step_ms"], args.batch_size))
-  ratio_median = (results["model_garden"]["median_ms"]
-                  / results["bert_tf"]["median_ms"])
-  ratio_mean = results["model_garden"]["mean_ms"] / results["bert_tf"]["mean_ms"]
+  described = machine.describe()
+  print("\n".join(described), flush=True)
+  results = timed_steps(args)
+  ratios = {statistic: speed_ups(
+      {route: result[f"{statistic}_ms"] for route, result in results.items()},
+      args.dtypes) for statistic in ("median", "mean")}
 
   device = "GPU" if tf.config.list_physical_devices("GPU") else "CPU"
   print(f"\nPretraining train step (fwd + bwd + Adam) on {device}, "
@@ -349,25 +425,28 @@ def main():
         f"heads={args.num_heads} intermediate={args.intermediate_size} "
         f"vocab={args.vocab_size} seq={args.seq_length} "
         f"batch={args.batch_size} predictions={args.num_predictions}")
-  print(f"{'implementation':<14} {'mean ms':>9} {'median ms':>10} "
-        f"{'examples/s':>11}")
-  for name, result in results.items():
-    print(f"{name:<14} {result['mean_ms']:>9.1f} {result['median_ms']:>10.1f} "
-          f"{result['examples_per_sec']:>11.1f}")
-  print(f"ratio model_garden / bert_tf: {ratio_median:.3f} (median), "
-        f"{ratio_mean:.3f} (mean); above 1 means bert_tf is faster")
+  print(f"{'route':<22} {'mean ms':>9} {'median ms':>10} {'examples/s':>11}")
+  for route, result in results.items():
+    print(f"{route_name(route):<22} {result['mean_ms']:>9.1f} "
+          f"{result['median_ms']:>10.1f} {result['examples_per_sec']:>11.1f}")
+  print("\nspeed-ups (the reference's step time over the route's; above 1: "
+        "the route is faster)")
+  for name, median in ratios["median"].items():
+    print(f"{name:<48} {median:.3f} (median), {ratios['mean'][name]:.3f} "
+          "(mean)")
 
   if args.output_json:
     report = {
         "config": {name: value for name, value in vars(args).items()
                    if name != "output_json"},
         "device": device,
+        "machine": described,
         "versions": {"tensorflow": tf.__version__,
                      "keras": keras.__version__,
                      "tf_keras": tf_keras.__version__},
-        "results": results,
-        "ratio_median": ratio_median,
-        "ratio_mean": ratio_mean,
+        "results": {route_name(route): result
+                    for route, result in results.items()},
+        "speed_ups": ratios,
     }
     with open(args.output_json, "w") as writer:
       json.dump(report, writer, indent=2)

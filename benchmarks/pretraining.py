@@ -36,7 +36,6 @@ Tiny smoke run:
 """
 
 import argparse
-import contextlib
 import json
 import os
 import sys
@@ -59,7 +58,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import pretrainer_step
 import bert_tf
 from bert_tf.pretraining.dataset import pretraining_dataset
-from bert_tf.training import precision
 from bert_tf.training.objectives import PretrainingObjective
 from bert_tf.training.trainer import TrainingOptions, create_trainer
 # pylint: enable=g-import-not-at-top,wrong-import-position
@@ -115,17 +113,6 @@ def bert_tf_runner(args, build_model, objective, dataset, dtype, use_xla,
   return lambda: trainer.train_steps(iterator, args.loop_steps)["loss"]
 
 
-@contextlib.contextmanager
-def model_garden_dtype_policy(dtype):
-  """tf_keras layers created inside compute in `dtype` (Model Garden's
-  layers read tf_keras's global policy when they are created)."""
-  tf_keras.mixed_precision.set_global_policy(precision.POLICIES[dtype])
-  try:
-    yield
-  finally:
-    tf_keras.mixed_precision.set_global_policy("float32")
-
-
 def model_garden_runner(args, path, dtype, use_xla):
   """Model Garden's model, optimizer and data loader in the same loop."""
   dataset = pretrain_dataloader.BertPretrainDataLoader(
@@ -141,7 +128,7 @@ def model_garden_runner(args, path, dtype, use_xla):
       **{name: batch[name] for name in (
           "masked_lm_positions", "masked_lm_ids", "masked_lm_weights",
           "next_sentence_labels")}}))
-  with model_garden_dtype_policy(dtype):
+  with pretrainer_step.model_garden_dtype_policy(dtype):
     model, head, model_inputs, loss_fn = \
         pretrainer_step.model_garden_pretrainer(args)
     model(model_inputs(next(iterator)))  # the masked-LM head builds lazily

@@ -1,7 +1,8 @@
 """benchmarks/embeddings.py's bert_tf side, in this process on a tiny
 folder: its worker answers each command with one JSON line and encodes what
 sentence-transformers does (timings are never asserted); without the peer
-installed it says why."""
+installed it says why; routes are named and embeddings compared as the
+report says."""
 
 import io
 import json
@@ -27,7 +28,7 @@ def benchmark_module(monkeypatch):
 def test_the_worker_times_and_saves_sentence_transformers_embeddings(
     embeddings, tmp_path):
   expected = np.load(os.path.join(FOLDER, "expected.npz"))
-  side = embeddings.BertTfSide(FOLDER, 0)
+  side = embeddings.BertTfSide(FOLDER, "float32", 0)
   saved = tmp_path / "embeddings.npy"
   replies = io.StringIO()
   embeddings.serve(side, [str(text) for text in expected["texts"]], 16,
@@ -44,4 +45,24 @@ def test_the_worker_times_and_saves_sentence_transformers_embeddings(
 
 def test_an_interpreter_without_the_peer_is_named_with_the_reason(
     embeddings):
-  assert "sentence_transformers" in embeddings.peer_missing(sys.executable)
+  assert "sentence_transformers" in embeddings.peer_missing(sys.executable,
+                                                           "openvino")
+
+
+def test_routes_are_named_out_of_each_library_s_options(embeddings):
+  args = embeddings.parse_args(["--bert_tf_dtypes=bfloat16,float32,bfloat16",
+                                "--peer_backends="])
+  assert args.bert_tf_dtypes == ["bfloat16", "float32"]
+  assert not args.peer_backends
+  with pytest.raises(SystemExit):
+    embeddings.parse_args(["--peer_backends=onnx,tensorrt"])
+
+
+def test_embeddings_are_compared_by_lowest_cosine_and_largest_difference(
+    embeddings):
+  reference = np.array([[1.0, 0.0], [0.6, 0.8]], np.float32)
+  lowest, largest = embeddings.compared(reference * [[2.0], [1.0]],
+                                        reference)
+  assert lowest == pytest.approx(1.0) and largest == pytest.approx(1.0)
+  lowest, _ = embeddings.compared(reference[::-1], reference)
+  assert lowest == pytest.approx(0.6)
