@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from bert_tf.layers.activations import get_activation
+from bert_tf.layers.activations import get_activation, inference_activation
 from bert_tf.layers.attention import SelfAttention
 from bert_tf.layers.dense import Dense
 from bert_tf.layers.dropout import Dropout
@@ -102,8 +102,10 @@ class TransformerBlock(keras.layers.Layer):
     attention_output = self.attention_layer_norm(
         attention_output + as_matrix(hidden_states))
 
-    intermediate_output = self.intermediate_activation(
-        self.intermediate_dense(attention_output))
+    activation = self.intermediate_activation if training else \
+        inference_activation(self.hidden_act, self.compute_dtype)
+    intermediate_output = activation(self.intermediate_dense(
+        attention_output))
     layer_output = self.output_dense(intermediate_output)
     layer_output = self.dropout(layer_output, training=training)
     return ops.reshape(

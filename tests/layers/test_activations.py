@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.layers.activations import get_activation
+from bert_tf.layers.activations import get_activation, inference_activation
 
 X = np.linspace(-6.0, 6.0, 49).astype(np.float32)
 
@@ -14,6 +14,23 @@ def test_gelu_is_the_tanh_approximation_of_the_original():
                                          * (x + 0.044715 * x ** 3)))
               for x in X.astype(np.float64)]
   np.testing.assert_allclose(get_activation("gelu")(X), expected, atol=1e-6)
+
+
+def test_bfloat16_inference_takes_the_form_tensorflow_fuses():
+  """The same tanh approximation as tf.nn.gelu writes it, the pattern
+  TensorFlow's oneDNN rewrite fuses into the matmul before it; float32
+  keeps the original's own form."""
+  assert inference_activation("gelu", "float32") is get_activation("gelu")
+  assert inference_activation("gelu_exact", "bfloat16") is get_activation(
+      "gelu_exact")
+  fused = inference_activation("gelu", "bfloat16")
+  graph = tf.function(fused).get_concrete_function(
+      tf.TensorSpec([None], tf.bfloat16)).graph
+  assert "Tanh" in {op.type for op in graph.get_operations()}
+  np.testing.assert_allclose(fused(X), get_activation("gelu")(X), atol=1e-6)
+  np.testing.assert_allclose(
+      tf.cast(fused(tf.cast(X, tf.bfloat16)), tf.float32),
+      get_activation("gelu")(X), atol=np.abs(X).max() * 2**-7)
 
 
 def test_gelu_exact_uses_erf_and_differs_from_the_approximation():
