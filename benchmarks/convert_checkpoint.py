@@ -23,6 +23,8 @@ import time
 
 import numpy as np
 
+import machine
+
 PROJECT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, PROJECT_DIR)
 
@@ -102,6 +104,7 @@ def main():
   parser.add_argument("--rounds", type=int, default=3)
   parser.add_argument("--write_checkpoint", help=argparse.SUPPRESS)
   args = parser.parse_args()
+  print(machine.described_in_child(), flush=True)
   if args.write_checkpoint:
     print(write_large_checkpoint(args.write_checkpoint))
     return

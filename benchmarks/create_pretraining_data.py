@@ -34,6 +34,8 @@ import tempfile
 import threading
 import time
 
+import machine
+
 from bert_tf.pretraining import pipeline as pretraining_data
 
 PROJECT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -223,6 +225,7 @@ def print_results(results, size_mb, note):
 
 def main():
   args = parse_args()
+  print(machine.described_in_child(), flush=True)
   work_dir = tempfile.mkdtemp()
   shim = os.path.join(work_dir, "run_original.py")
   with open(shim, "w", encoding="utf-8") as writer:

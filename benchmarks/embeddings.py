@@ -73,6 +73,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 # pylint: disable=wrong-import-position,import-outside-toplevel
+import machine
 from convert_checkpoint import measured_alternately, medians
 
 BERT_TF = "bert_tf"
@@ -519,15 +520,6 @@ def time_processes(args, routes, texts_file):
           ("peak memory", lambda route: f"{peaks[route] / 1e9:.2f} GB")])
 
 
-def describe_machine():
-  """machine.py's lines, from a process of its own (it imports
-  TensorFlow, and each whole process's peak memory would count this
-  process's)."""
-  return subprocess.run(
-      [sys.executable, os.path.join(BENCHMARKS_DIR, "machine.py")],
-      capture_output=True, text=True, check=True).stdout.rstrip()
-
-
 def main():
   args = parse_args()
   if args.write_folder:
@@ -540,7 +532,7 @@ def main():
                    if os.path.abspath(path or ".") != BENCHMARKS_DIR]
     (run_worker if args.worker else run_job)(args)
     return
-  print(describe_machine())
+  print(machine.described_in_child())
   routes = chosen_routes(args)
   if not routes:
     raise SystemExit("embeddings: no route to time (--bert_tf_dtypes and "

@@ -22,6 +22,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from convert_checkpoint import measured_alternately, medians
+import machine
 from create_pretraining_data import OFFICIAL_UNCASED
 # pylint: enable=g-import-not-at-top,wrong-import-position
 
@@ -61,6 +62,7 @@ def main():
   parser.add_argument("--rounds", type=int, default=3)
   parser.add_argument("--write_export", help=argparse.SUPPRESS)
   args = parser.parse_args()
+  print(machine.described_in_child(), flush=True)
   if args.write_export:
     write_export(args.write_export)
     return

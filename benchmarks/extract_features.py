@@ -41,6 +41,7 @@ SHARED_DIR = os.path.join(os.path.dirname(PROJECT_DIR), "shared")
 # pylint: disable=g-import-not-at-top,wrong-import-position
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import bert_tf
+import machine
 from bert_tf.features import output_files
 from bert_tf.features.jsonl import jsonl_line
 from bert_tf.tasks.glue import examples as glue
@@ -168,6 +169,7 @@ def time_outputs(npz_file, layers, directory, print_lines):
 
 def main():
   args = parse_args()
+  print(machine.described_in_child(), flush=True)
   with tempfile.TemporaryDirectory() as directory:
     input_file = os.path.join(directory, "input.txt")
     write_lines(input_file, args.num_lines)

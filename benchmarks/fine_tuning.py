@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import pretraining  # first: it quiets TensorFlow's and Model Garden's logs
 import pretrainer_step
+import machine
 import keras
 import numpy as np
 import tensorflow as tf
@@ -176,6 +177,7 @@ def print_table(part, rows, stacks):
 
 def main():
   args = parse_args()
+  print(machine.described_in_child(), flush=True)
   keras.utils.set_random_seed(pretrainer_step.SEED)
   tasks = args.tasks.split(",")
   parts = args.parts.split(",")

@@ -32,6 +32,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from convert_checkpoint import PROJECT_DIR, measured_alternately, medians
+import machine
 # pylint: enable=g-import-not-at-top,wrong-import-position
 
 SHARED_DIR = os.path.join(os.path.dirname(PROJECT_DIR), "shared")
@@ -129,6 +130,7 @@ def main():
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   parser.add_argument("--rounds", type=int, default=1)
   args = parser.parse_args()
+  print(machine.described_in_child(), flush=True)
   model_garden = _MODEL_GARDEN_JOB.format(
       **BERT_BASE, steps=STEPS, batch_size=BATCH_SIZE, seq_length=SEQ_LENGTH)
   with tempfile.TemporaryDirectory(prefix="fine_tuning_memory_") as work:

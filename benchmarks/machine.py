@@ -11,6 +11,7 @@ memory keeps out of its own process (a child's peak counts its parent's).
 
 import os
 import re
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
@@ -46,6 +47,14 @@ def describe():
              f"int8 units: {', '.join(int8) or 'none'}")
   return [f"CPU: {cpu_model() or 'model not listed'}, {os.cpu_count()} "
           f"cores; {units}", f"TensorFlow {tf.__version__}"]
+
+
+def described_in_child():
+  """describe()'s lines, from a process of its own (it imports
+  TensorFlow, and a child's peak memory would count this process's)."""
+  return subprocess.run([sys.executable, os.path.abspath(__file__)],
+                        capture_output=True, text=True,
+                        check=True).stdout.rstrip()
 
 
 if __name__ == "__main__":

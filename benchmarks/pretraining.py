@@ -56,6 +56,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import pretrainer_step
+import machine
 import bert_tf
 from bert_tf.pretraining.dataset import pretraining_dataset
 from bert_tf.training.objectives import PretrainingObjective
@@ -218,6 +219,7 @@ def measure(args, path, dtype, use_xla):
 
 def main():
   args = parse_args()
+  print(machine.described_in_child(), flush=True)
   keras.utils.set_random_seed(pretrainer_step.SEED)
   device = "GPU" if tf.config.list_physical_devices("GPU") else "CPU"
   results = []

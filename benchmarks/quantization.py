@@ -52,6 +52,7 @@ import tensorflow as tf
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import pretrainer_step  # pylint: disable=g-import-not-at-top
+import machine
 import bert_tf  # pylint: disable=g-import-not-at-top
 from bert_tf import tokenization  # pylint: disable=g-import-not-at-top
 from bert_tf.tasks.glue import examples as glue  # pylint: disable=g-import-not-at-top
@@ -211,6 +212,7 @@ def quantize_seconds():
 
 def main():
   args = parse_args()
+  print(machine.described_in_child(), flush=True)
   cores = len(os.sched_getaffinity(0))
   features = cpu_features()
   print(f"CPU: {cores} cores; " + ", ".join(

@@ -36,6 +36,7 @@ sys.path.insert(0, PROJECT_DIR)
 SHARED_DIR = os.path.join(os.path.dirname(PROJECT_DIR), "shared")
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
+import machine
 from bert_tf import tokenization
 from bert_tf.tasks.squad import (answers as squad_answers, examples as squad,
                                  features as squad_features)
@@ -154,6 +155,7 @@ def run_original(args, output_dir):
 
 def main():
   args = parse_args()
+  print(machine.described_in_child(), flush=True)
   with tempfile.TemporaryDirectory() as output_dir:
     ours, features = run_ours(args, output_dir)
     original = run_original(args, output_dir)

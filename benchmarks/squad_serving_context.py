@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import tensorflow as tf
+import machine
 
 from bert_tf.config import BertConfig
 from bert_tf.files import export
@@ -139,6 +140,7 @@ def stages(model, tokenizer, args, options):
 
 def main():
   args = parse_args()
+  print(machine.described_in_child(), flush=True)
   sizes = [int(size) for size in args.sizes.split(",")]
   model, tokenizer = model_and_tokenizer(args.model)
   options = AnswerOptions()

@@ -48,6 +48,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from create_pretraining_data import PROJECT_DIR, OFFICIAL_UNCASED, timed_runs
+import machine
 # pylint: enable=g-import-not-at-top,wrong-import-position
 
 # Every job reads the lines, defines encode(lines) and ends with this: its
@@ -153,6 +154,7 @@ def run_job(name, passes=1, **values):
 
 def main():
   args = parse_args()
+  print(machine.described_in_child(), flush=True)
   work_dir = tempfile.mkdtemp()
   lower = not args.no_lower_case
   peers = ["bert_tf"]

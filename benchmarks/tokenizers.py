@@ -34,6 +34,8 @@ import sys
 import tempfile
 import time
 
+import machine
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import tensorflow as tf  # pylint: disable=g-import-not-at-top
@@ -97,6 +99,7 @@ def median_seconds(run, repeats):
 
 def main():
   args = parse_args()
+  print(machine.described_in_child(), flush=True)
   lower = not args.no_lower_case
   lines, size = read_lines(args)
   tokenizer = tokenization.FullTokenizer(args.vocab_file, lower)

@@ -30,3 +30,9 @@ def test_the_description_names_the_units_and_tensorflow(machine):
   assert cpu.startswith("CPU: ")
   assert "bfloat16 units: " in cpu or "lists no CPU features" in cpu
   assert tensorflow.startswith("TensorFlow 2.")
+
+
+def test_a_child_process_describes_the_same_machine(machine):
+  """What benchmarks whose children's peak memory counts print, from a
+  process that imports TensorFlow instead of theirs."""
+  assert machine.described_in_child().splitlines() == machine.describe()
