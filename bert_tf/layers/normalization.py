@@ -11,7 +11,7 @@ from bert_tf.config import LAYER_NORM_EPSILON
 class LayerNorm(keras.layers.LayerNormalization):
   """keras.layers.LayerNormalization over the last axis that, computing in
   bfloat16, takes the form TensorFlow's oneDNN graph rewrite fuses into one
-  kernel (_MklLayerNorm).
+  kernel (_MklLayerNorm), where no GPU is visible.
 
   Keras' form is about ten element-wise operations with casts to float32
   and back; on a CPU each costs a thread pool's dispatch, which outweighs
@@ -25,7 +25,10 @@ class LayerNorm(keras.layers.LayerNormalization):
   """
 
   def call(self, inputs):
-    if self.compute_dtype != "bfloat16":
+    # A GPU has no such rewrite, and TensorFlow's GPU FusedBatchNormV3 may
+    # not take bfloat16: Keras' form there.
+    if self.compute_dtype != "bfloat16" or \
+        tf.config.list_physical_devices("GPU"):
       return super().call(inputs)
     shape = tf.shape(inputs)
     rows = tf.reduce_prod(shape[:-1])

@@ -86,3 +86,10 @@ def test_bfloat16_normalises_each_row_in_one_op():
   assert fused_ops("bfloat16", [None, None, 16]) == {"FusedBatchNormV3"}
   assert fused_ops("mixed_bfloat16", [None, 16]) == {"FusedBatchNormV3"}
   assert "FusedBatchNormV3" not in fused_ops("float32", [None, None, 16])
+
+
+def test_keras_form_where_a_gpu_is_visible(monkeypatch):
+  """TensorFlow's GPU kernels have no such rewrite to gain from."""
+  monkeypatch.setattr(tf.config, "list_physical_devices",
+                      lambda kind=None: ["GPU:0"] if kind == "GPU" else [])
+  assert "FusedBatchNormV3" not in fused_ops("bfloat16", [None, None, 16])
