@@ -152,9 +152,10 @@ class Predictor:
     return self.strategy.experimental_distribute_values_from_function(
         replica_share)
 
-  # Batches of several lengths: from the second length on, one trace with a
-  # None sequence axis serves them all (with XLA, _model_outputs still
-  # compiles each of bucket_length's few lengths).
+  # Batches of several sizes and lengths: one trace serves them all
+  # (_trace_for_any_batch; with several replicas, reduce_retracing's from
+  # the second length on). With XLA, _model_outputs still compiles each of
+  # bucket_length's few lengths.
   @tf.function(reduce_retracing=True)
   def _predict_step(self, features):
     outputs = self.strategy.run(self._replica_outputs, args=(features,))
