@@ -159,3 +159,29 @@ def test_data_tools_refuse_bad_flags_before_importing_tensorflow(tmp_path):
   for message, expected in zip(messages, [
       "--max_seq_length=3", "missing.txt", "--output_file", "[MASK]"]):
     assert expected in message, message
+
+
+# The extras' packages, and tf_keras which Model Garden brings: CI's
+# TensorFlow 2.21 leg has none of them.
+_EXTRAS_PACKAGES = {"official", "tf_keras", "apache_beam", "tf2onnx",
+                    "onnxruntime", "ai_edge_litert"}
+
+
+def test_test_modules_import_the_extras_only_where_they_run():
+  """A module-level import of an extra fails collection before the
+  model_garden or beam marker can skip the tests."""
+  found = []
+  for directory, _, names in os.walk(os.path.join(PROJECT_DIR, "tests")):
+    for name in (name for name in names if name.endswith(".py")):
+      path = os.path.join(directory, name)
+      for node in ast.parse(open(path, encoding="utf-8").read()).body:
+        if isinstance(node, ast.Import):
+          modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+          modules = [node.module]
+        else:
+          continue
+        found += [f"{os.path.relpath(path, PROJECT_DIR)}:{node.lineno} "
+                  f"{module}" for module in modules
+                  if module.split(".")[0] in _EXTRAS_PACKAGES]
+  assert not found, found

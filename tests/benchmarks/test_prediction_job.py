@@ -8,7 +8,6 @@ import sys
 
 import numpy as np
 import pytest
-import tf_keras
 
 from tests.support.helpers import PROJECT_DIR
 
@@ -55,6 +54,7 @@ def run_in_this_process(command, monkeypatch):
   as it was."""
   _, _, script, mode = command
   monkeypatch.setattr(sys, "argv", ["-c", mode])
+  import tf_keras  # pylint: disable=import-outside-toplevel
   previous = tf_keras.mixed_precision.global_policy()
   try:
     # pylint: disable-next=exec-used

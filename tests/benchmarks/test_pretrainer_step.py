@@ -8,7 +8,6 @@ import os
 import keras
 import pytest
 import tensorflow as tf
-import tf_keras
 
 from tests.support.helpers import PROJECT_DIR
 
@@ -43,6 +42,7 @@ def test_a_bfloat16_step_computes_its_products_in_bfloat16(pretrainer_step,
   assert product_dtypes(step.get_concrete_function(batch).graph) == {
       tf.bfloat16}
   assert keras.config.dtype_policy().name == "float32"
+  import tf_keras  # pylint: disable=import-outside-toplevel
   assert tf_keras.mixed_precision.global_policy().name == "float32"
 
 
