@@ -45,7 +45,8 @@ for name in reader.get_variable_to_shape_map():
 def write_large_checkpoint(directory):
   """bert_config.json, vocab.txt and bert_model.ckpt of BERT-Large's
   shapes; returns the checkpoint's size in bytes."""
-  from bert_tf.checkpoints import checkpoint_writer, huggingface, names  # pylint: disable=import-outside-toplevel
+  from bert_tf.checkpoints import huggingface, names
+  from bert_tf.checkpoints.original import checkpoint_writer
   from bert_tf.config import BertConfig  # pylint: disable=import-outside-toplevel
   config = BertConfig.from_dict(LARGE)
   os.makedirs(directory)

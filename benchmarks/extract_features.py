@@ -42,8 +42,8 @@ SHARED_DIR = os.path.join(os.path.dirname(PROJECT_DIR), "shared")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import bert_tf
 import machine
-from bert_tf.features import output_files
-from bert_tf.features.jsonl import jsonl_line
+from bert_tf.extraction import output_files
+from bert_tf.extraction.jsonl import jsonl_line
 from bert_tf.tasks.glue import examples as glue
 from tests.support.original_extract_features import originals_line
 

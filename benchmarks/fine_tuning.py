@@ -51,10 +51,10 @@ from bert_tf import tokenization
 from bert_tf.data import batching
 from bert_tf.data.batching import feature_lengths
 from bert_tf.models.classifier import BertClassifier
+from bert_tf.models.predictor import Predictor
+from bert_tf.objectives.classification import ClassificationObjective
 from bert_tf.tasks.glue import examples as glue
 from bert_tf.tasks.glue.task import GlueTask
-from bert_tf.training.objectives import ClassificationObjective
-from bert_tf.training.predictor import Predictor
 # pylint: enable=g-import-not-at-top,wrong-import-position
 
 PROJECT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

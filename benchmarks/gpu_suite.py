@@ -71,8 +71,8 @@ import tf_keras
 from official.nlp.modeling import models as mg_models
 from bert_tf.models.classifier import BertClassifier
 from bert_tf.models.span_labeler import BertSpanLabeler
-from bert_tf.training import precision
-from bert_tf.training.objectives import SpanObjective
+from bert_tf.objectives.spans import SpanObjective
+from bert_tf.optimization import precision
 # pylint: enable=g-import-not-at-top,wrong-import-position
 
 SECTIONS = ("pretraining", "squad", "prediction")

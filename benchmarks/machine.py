@@ -36,7 +36,7 @@ def describe():
   """Lines that say what a benchmark ran on."""
   # pylint: disable=import-outside-toplevel
   import tensorflow as tf
-  from bert_tf.training import precision
+  from bert_tf.optimization import precision
   flags = precision.cpu_flags()
   if flags is None:
     units = "the system lists no CPU features"

@@ -48,7 +48,7 @@ from fine_tuning import PROJECT_DIR, SHARED_DIR
 import numpy as np
 
 import bert_tf
-from bert_tf.training import precision
+from bert_tf.optimization import precision
 # pylint: enable=g-import-not-at-top,wrong-import-position
 
 # sys.argv[1]: "write" (a checkpoint of the random model) or "predict".

@@ -74,7 +74,7 @@ import machine
 from embeddings import names_of
 
 import bert_tf
-from bert_tf.training import precision
+from bert_tf.optimization import precision
 # pylint: enable=g-import-not-at-top,wrong-import-position
 
 SEED = 1234

@@ -58,8 +58,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import pretrainer_step
 import machine
 import bert_tf
+from bert_tf.objectives.pretraining import PretrainingObjective
 from bert_tf.pretraining.dataset import pretraining_dataset
-from bert_tf.training.objectives import PretrainingObjective
 from bert_tf.training.trainer import TrainingOptions, create_trainer
 # pylint: enable=g-import-not-at-top,wrong-import-position
 

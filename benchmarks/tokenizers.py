@@ -9,7 +9,7 @@ Tokenises the same ~1 MB of English text (one line per text) with:
              ids remembered, text by text, a fresh tokenizer each time;
   many       FullTokenizer.encode_many, the same for the whole batch, on
              every core (what create_pretraining_data uses), fresh;
-  compiled   text.batch_encoding.encode_compiled, TensorFlow ops with exact
+  compiled   text.batch_encoding.CompiledEncoder, TensorFlow ops with exact
              fallback, built and traced beforehand;
   in_graph   bert_tf.text.InGraphTokenizer called eagerly on batches, as a
              SavedModel's serving signature runs it;
@@ -106,7 +106,8 @@ def main():
   in_graph = InGraphTokenizer(args.vocab_file, lower)
   stock = tf_text.BertTokenizer(args.vocab_file, lower_case=lower,
                                 token_out_type=tf.int64)
-  batch_encoding.encode_compiled(tokenizer, lines[:100])  # builds and traces it
+  compiled = batch_encoding.CompiledEncoder(tokenizer)
+  compiled(lines[:100])  # traces it
   in_graph(tf.constant(lines[:100]))
   stock.tokenize(tf.constant(lines[:100]))
 
@@ -130,7 +131,7 @@ def main():
       "encode": encode,
       "many": lambda: tokenization.FullTokenizer(
           args.vocab_file, lower).encode_many(lines),
-      "compiled": lambda: batch_encoding.encode_compiled(tokenizer, lines),
+      "compiled": lambda: compiled(lines),
       "in_graph": graph_path(in_graph),
       "tf_text": graph_path(
           lambda batch: stock.tokenize(batch).merge_dims(1, 2)),

@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 
 # Public name -> module defining it.
 _EXPORTS = {
-    "AdamWeightDecay": "bert_tf.training.optimization",
+    "AdamWeightDecay": "bert_tf.optimization.optimizers",
     "BertClassifier": "bert_tf.models",
     "BertConfig": "bert_tf.config",
     "BertEmbedder": "bert_tf.models",
@@ -28,29 +28,31 @@ _EXPORTS = {
     "BertPretrainer": "bert_tf.models",
     "BertSpanLabeler": "bert_tf.models",
     "BertTagger": "bert_tf.models",
-    "WarmupPolynomialDecay": "bert_tf.training.optimization",
-    "create_optimizer": "bert_tf.training.optimization",
-    "LoadReport": "bert_tf.checkpoints.tf_checkpoints",
-    "checkpoint_variables": "bert_tf.checkpoints.tf_checkpoints",
-    "load_checkpoint": "bert_tf.checkpoints.tf_checkpoints",
-    "save_checkpoint": "bert_tf.checkpoints.checkpoint_writer",
-    "MultipleNegativesRankingLoss": "bert_tf.training.losses",
-    "masked_lm_loss": "bert_tf.training.losses",
-    "next_sentence_loss": "bert_tf.training.losses",
-    "pretraining_loss": "bert_tf.training.losses",
+    "WarmupPolynomialDecay": "bert_tf.optimization.optimizers",
+    "create_optimizer": "bert_tf.optimization.optimizers",
+    "LoadReport": "bert_tf.checkpoints.model_weights",
+    "checkpoint_variables": "bert_tf.checkpoints.model_weights",
+    "load_checkpoint": "bert_tf.checkpoints.loading",
+    "ModelDirectory": "bert_tf.checkpoints.model_directory",
+    "open_model_directory": "bert_tf.checkpoints.model_directory",
+    "save_checkpoint": "bert_tf.checkpoints.original.checkpoint_writer",
+    "MultipleNegativesRankingLoss": "bert_tf.objectives.embedding",
+    "masked_lm_loss": "bert_tf.objectives.pretraining",
+    "next_sentence_loss": "bert_tf.objectives.pretraining",
+    "pretraining_loss": "bert_tf.objectives.pretraining",
     "fill_mask": "bert_tf.models.fill_mask",
-    "PretrainedModel": "bert_tf.models.loading",
-    "load_pretrained": "bert_tf.models.pretrained",
+    "PretrainedModel": "bert_tf.models.from_pretrained",
+    "load_pretrained": "bert_tf.models.load_pretrained",
 }
 # Packages and modules reached as bert_tf.<name>: name -> module.
 _SUBMODULES = {name: f"bert_tf.{name}" for name in (
-    "checkpoints", "config", "data", "features", "files", "layers", "models",
-    "pretraining", "tasks", "text", "tokenization", "training", "wordpiece")}
+    "checkpoints", "config", "data", "extraction", "files", "layers", "models",
+    "objectives", "optimization", "pretraining", "runs", "tasks", "text",
+    "tokenization", "training", "wordpiece")}
 _SUBMODULES.update({
     "conversion": "bert_tf.checkpoints.conversion",
     "huggingface": "bert_tf.checkpoints.huggingface",
-    "losses": "bert_tf.training.losses",
-    "pretrained": "bert_tf.models.pretrained",
+    "pretrained": "bert_tf.models.load_pretrained",
     "vocabulary": "bert_tf.wordpiece.vocabulary",
 })
 

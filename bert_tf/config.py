@@ -9,7 +9,7 @@ Released files carry more than the model reads (the multilingual and Chinese
 ones have directionality and pooler_*, which the original code stores and never
 uses): such fields are kept and written back, and a file read and written
 unchanged keeps its bytes. A Hugging Face config.json (it names a model_type)
-is checkpoints.huggingface_config's to read.
+is checkpoints.huggingface.config's to read.
 """
 
 import copy
@@ -29,7 +29,7 @@ LAYER_NORM_EPSILON = 1e-12
 # Fields of Google's released files that the original model never reads,
 # a classifier's labels as bert_tf writes them
 # (checkpoints.names.labels_fields) and a cross-encoder's activation
-# (checkpoints.sentence_transformers_activations.activation_fields).
+# (checkpoints.sentence_transformers.activations.activation_fields).
 INERT_FIELDS = ("directionality", "pooler_fc_size",
                 "pooler_num_attention_heads", "pooler_num_fc_layers",
                 "pooler_size_per_head", "pooler_type", "id2label",
@@ -138,7 +138,7 @@ class BertConfig:
     if "model_type" in values:
       raise ValueError(
           f"{json_file}: a Hugging Face config.json (it names a model_type); "
-          f"read it with bert_tf.checkpoints.huggingface_config.read_config")
+          f"read it with bert_tf.checkpoints.huggingface.config.read_config")
     config = cls.from_dict(values, source=str(json_file))
     config._json_file_text = (text, values)
     return config

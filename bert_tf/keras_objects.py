@@ -12,7 +12,10 @@ keras.saving.load_model finds "bert_tf>BertClassifier" and the rest.
 import bert_tf.layers
 import bert_tf.layers.dropout
 import bert_tf.layers.layer_combination
-import bert_tf.training.losses
 import bert_tf.models
+import bert_tf.objectives.cross_entropy
+import bert_tf.objectives.embedding
+import bert_tf.objectives.pretraining
+import bert_tf.objectives.spans
+import bert_tf.optimization.optimizers
 import bert_tf.text.preprocessor
-import bert_tf.training.optimization

@@ -43,9 +43,9 @@ import program  # first: quiets TensorFlow's start-up
 import export_flags
 import tokenizer_flags
 import model_flags
-from bert_tf.features.output_files import JSONL, NPZ
+from bert_tf.extraction.output_files import JSONL, NPZ
 
-# bert_tf.features.extraction's DEFAULT_LAYERS and DEFAULT_MAX_SEQ_LENGTH,
+# bert_tf.extraction.extraction's DEFAULT_LAYERS and DEFAULT_MAX_SEQ_LENGTH,
 # and embeddings.POOLINGS, named here so that the flags parse before
 # TensorFlow is imported.
 DEFAULT_LAYERS = "-1,-2,-3,-4"
@@ -80,7 +80,7 @@ FLAGS = flags.FLAGS
 
 
 def main(_):
-  from bert_tf.features.extraction import ExtractionOptions, extract_features
+  from bert_tf.extraction.extraction import ExtractionOptions, extract_features
   extract_features(ExtractionOptions(
       input_file=FLAGS.input_file, output_file=FLAGS.output_file,
       bert_config_file=FLAGS.bert_config_file,

@@ -41,8 +41,10 @@ def _quiet_tensorflow_start_up():
   instructions, oneDNN) tell a user of these programs nothing; they are
   silenced unless --verbosity / -v is given or TF_CPP_MIN_LOG_LEVEL is
   set below 3. TensorFlow 2.21 writes its first ones while it is imported,
-  before it reads the setting: _QuietTensorFlowImport drops those. Run
-  before TensorFlow is imported: every script imports this module first."""
+  before it reads the setting: _QuietTensorFlowImport drops those
+  (benchmarks/start_up_lines.py prints a run's lines with and without it).
+  Run before TensorFlow is imported: every script imports this module
+  first."""
   if any(_VERBOSITY_FLAG.match(arg) for arg in sys.argv[1:]):
     return
   if os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3") == "3":

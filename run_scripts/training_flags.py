@@ -10,7 +10,7 @@ from absl import flags
 import model_flags
 from bert_tf.training import option_checks
 
-# bert_tf.training.optimization.OPTIMIZERS, named here so that the flags
+# bert_tf.optimization.optimizers.OPTIMIZERS, named here so that the flags
 # parse before TensorFlow is imported.
 OPTIMIZERS = ("adamw", "lamb")
 

@@ -156,5 +156,5 @@ def test_layer_norm_eps_is_written_only_where_it_is_not_the_originals():
 def test_a_huggingface_config_json_is_refused_naming_its_reader(tmp_path):
   path = tmp_path / "config.json"
   path.write_text(json.dumps({"model_type": "bert", "vocab_size": 144}))
-  with pytest.raises(ValueError, match="huggingface_config.read_config"):
+  with pytest.raises(ValueError, match=r"huggingface\.config\.read_config"):
     bert_tf.BertConfig.from_json_file(str(path))

@@ -72,6 +72,24 @@ def test_imports_run_one_way():
       visit(name)
 
 
+# The packages below the training loop and the tasks: what a model, its
+# compile() and its files need. None imports bert_tf.training or
+# bert_tf.tasks.
+_BELOW_TRAINING = ("checkpoints", "config", "data", "files", "layers",
+                   "models", "objectives", "optimization", "text",
+                   "wordpiece")
+
+
+def test_the_model_layer_imports_neither_training_nor_tasks():
+  modules = module_files()
+  below = [name for name in modules
+           if name.split(".")[1:2] and name.split(".")[1] in _BELOW_TRAINING]
+  found = [f"{name} imports {target}" for name in sorted(below)
+           for target in sorted(imported(name, modules[name], modules))
+           if target.split(".")[1:2] in (["training"], ["tasks"])]
+  assert not found, found
+
+
 # tests/support/run_cases.py's run of a script's cases, then whether
 # TensorFlow was imported.
 _CASES_THEN_TENSORFLOW = """

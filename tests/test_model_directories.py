@@ -13,8 +13,10 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from bert_tf.checkpoints import (checkpoint_writer, conversion,
-                                 huggingface_folder, tf_checkpoints)
+from bert_tf.checkpoints import conversion
+from bert_tf.checkpoints.original import checkpoint_writer
+from bert_tf.checkpoints.huggingface.reader import HuggingFaceFolder
+from bert_tf.checkpoints.original import tf_checkpoints
 from tests.support.helpers import (ORIGINAL_TINY, PROJECT_DIR, SHARED_DIR,
                                    assert_cases_fail_before_writing,
                                    assert_fails_in_one_line, run_script,
@@ -148,7 +150,7 @@ def test_run_squad_fine_tunes_a_huggingface_folder_and_serves_raw_text(
   # Fine-tuned from the folder's weights (a few small steps away).
   tuned = tf.train.load_checkpoint(
       tf.train.latest_checkpoint(str(tmp_path / "output")))
-  folder = huggingface_folder.HuggingFaceFolder(HUGGINGFACE_QA)
+  folder = HuggingFaceFolder(HUGGINGFACE_QA)
   for name in ("bert/embeddings/word_embeddings",
                "bert/encoder/layer_1/output/dense/kernel",
                "cls/squad/output_weights"):
@@ -277,7 +279,7 @@ def test_runners_check_the_config_and_vocabulary_before_any_work(tmp_path):
   """--bert_config_file against --init_checkpoint, and the vocabulary's
   special tokens, in one line before anything is built or written. (The
   checkpoint is alone in its directory: beside a config, a flag that
-  disagrees with it is refused first, tests/training/test_run_setup.py.)"""
+  disagrees with it is refused first, tests/runs/test_run_setup.py.)"""
   released = released_layout(tmp_path)
   (released / "bert_config.json").rename(tmp_path / "bert_config.json")
   (tmp_path / "train.tsv").write_text("sentence\tlabel\n" +

@@ -17,29 +17,29 @@ import logging
 import ml_dtypes
 import numpy as np
 
-from bert_tf.checkpoints import (huggingface, pipeline_reader,
-                                 sentence_transformers,
-                                 sentence_transformers_saving)
+from bert_tf.checkpoints import huggingface, sentence_transformers
+from bert_tf.checkpoints.sentence_transformers.reader import dense_tensors
+from bert_tf.checkpoints.sentence_transformers.writer import folder_files
 from bert_tf.checkpoints.directory_writer import (ORIGINAL_CHECKPOINT,
                                                   ModelFiles,
                                                   check_output_dir,
                                                   write_model_directory)
 from bert_tf.checkpoints.folder_vocabulary import VOCAB_FILE
 from bert_tf.checkpoints.model_directory import (FORMATS, HUGGINGFACE,
-                                                 ORIGINAL, Checkpoint,
-                                                 detect_format,
-                                                 open_checkpoint)
+                                                 ORIGINAL,
+                                                 SENTENCE_TRANSFORMERS,
+                                                 ModelDirectory,
+                                                 open_model_directory)
 from bert_tf.checkpoints.names import ORIGINAL_CONFIG_FILE, expected_shape
-from bert_tf.checkpoints.sentence_transformers_activations import (
+from bert_tf.checkpoints.sentence_transformers.activations import (
     activation_or_default)
-from bert_tf.wordpiece import vocabulary
 
 # bert_tf.conversion's names: opening, converting and writing model
 # directories, wherever they are defined.
 __all__ = [
-    "Checkpoint", "DTYPES", "FORMATS", "HUGGINGFACE", "ModelFiles",
+    "DTYPES", "FORMATS", "HUGGINGFACE", "ModelDirectory", "ModelFiles",
     "ORIGINAL", "ORIGINAL_CHECKPOINT", "ORIGINAL_CONFIG_FILE", "VOCAB_FILE",
-    "check_output_dir", "convert", "detect_format", "open_checkpoint",
+    "check_output_dir", "convert", "open_model_directory",
     "write_model_directory"]
 
 logger = logging.getLogger(__name__)
@@ -54,20 +54,21 @@ def convert(input_dir, output_dir, output_format, architecture_name=None,
   """Converts the model in `input_dir` into `output_dir` in `output_format`.
 
   Args:
-    input_dir: an original-format directory (bert_config.json, vocab.txt
+    input_dir: a model directory (a path, or a ModelDirectory opened
+      already): an original-format directory (bert_config.json, vocab.txt
       or a tokenizer.json, a checkpoint: released, a training run's or a
       community one's, whose optimizer slots and global_step are left out)
       or a Hugging Face folder.
     output_dir: a new or empty directory, or a symlink to one (the link
       stays; a dangling one's target is made).
     output_format: ORIGINAL or HUGGINGFACE.
-    architecture_name: see open_checkpoint.
+    architecture_name: see open_model_directory.
     do_lower_case: for tokenizer_config.json; None takes the input's, else
       what its vocabulary shows.
     dtype: one of DTYPES to write every tensor in; None keeps each one's.
 
   Returns:
-    The Checkpoint read.
+    The ModelDirectory read.
   """
   if output_format not in FORMATS:
     raise ValueError(f"--output_format={output_format}: expected one of "
@@ -75,25 +76,27 @@ def convert(input_dir, output_dir, output_format, architecture_name=None,
   if dtype is not None and dtype not in DTYPES:
     raise ValueError(f"--dtype={dtype}: expected one of {', '.join(DTYPES)}")
   check_output_dir(output_dir)
-  source = open_checkpoint(input_dir, architecture_name, stored_dtypes=True)
+  source = open_model_directory(input_dir,
+                                architecture_name=architecture_name,
+                                stored_dtypes=True)
   huggingface.check_mapped(source.architecture_name, source.path)
   architecture = huggingface.ARCHITECTURES[source.architecture_name]
-  pipeline_files = _pipeline_files(source, input_dir, output_format)
+  pipeline_files = _pipeline_files(source, output_format)
   tensors = _checked_tensors(source, architecture, DTYPES.get(dtype),
                              output_format == ORIGINAL)
   if do_lower_case is None:
-    do_lower_case = source.do_lower_case
-  if do_lower_case is None:
-    do_lower_case = vocabulary.vocab_is_lower_cased(source.vocab_file)
+    do_lower_case = source.casing()
   files = ModelFiles(
-      source.config, source.architecture_name, tensors, source.labels,
-      source.problem_type, source.vocab_file, do_lower_case,
-      source.pipeline.transformer_dir if source.pipeline else input_dir,
+      config=source.config, architecture_name=source.architecture_name,
+      tensors=tensors, labels=source.labels,
+      problem_type=source.problem_type, vocabulary=source.vocabulary,
+      do_lower_case=do_lower_case, tokenizer_files=source.tokenizer_files,
       score_activation=_score_activation(source))
   if pipeline_files is not None:
     files.model_max_length, files.extra_files = pipeline_files
   write_model_directory(output_dir, output_format, files)
-  logger.info("Converted %s (%s, %s) into %s (%s)", input_dir, source.format,
+  logger.info("Converted %s (%s, %s) into %s (%s)", source.directory,
+              source.format,
               source.architecture_name, output_dir, output_format)
   return source
 
@@ -108,22 +111,22 @@ def _score_activation(source):
   return activation_or_default(pipeline.activation, len(source.labels))
 
 
-def _pipeline_files(source, input_dir, output_format):
+def _pipeline_files(source, output_format):
   """(max length, {path: bytes} of its modules' files) that keep a
   sentence-transformers folder's modules and settings in a Hugging Face
   output (as save_pretrained writes them); None for another input or an
   original-format output, which has no place for an embedder's modules
   (refused, before any tensor is read)."""
   pipeline = source.pipeline
-  if pipeline is None or not sentence_transformers.is_folder(input_dir):
+  if source.layout != SENTENCE_TRANSFORMERS:
     return None
   if output_format == ORIGINAL:
     if pipeline.model_type == sentence_transformers.EMBEDDER:
       modules = ["Pooling"] + ["Dense"] * len(pipeline.dense) + (
           ["Normalize"] if pipeline.normalize else [])
       raise ValueError(
-          f"{input_dir}: a sentence-transformers embedder; an original-"
-          f"format checkpoint has no place for its modules "
+          f"{source.directory}: a sentence-transformers embedder; an "
+          f"original-format checkpoint has no place for its modules "
           f"({', '.join(modules)}), which would be lost: "
           f"--output_format={HUGGINGFACE} keeps them")
     return None
@@ -132,9 +135,9 @@ def _pipeline_files(source, input_dir, output_format):
   length = sentence_transformers.max_length_of(
       pipeline, source.tokenizer_files.model_max_length,
       source.config.max_position_embeddings)
-  return length, sentence_transformers_saving.folder_files(
+  return length, folder_files(
       pipeline, source.config.hidden_size,
-      [pipeline_reader.dense_tensors(module) for module in pipeline.dense])
+      [dense_tensors(module) for module in pipeline.dense])
 
 
 def _checked_tensors(source, architecture, dtype, as_tensors):
@@ -142,8 +145,10 @@ def _checked_tensors(source, architecture, dtype, as_tensors):
   against the config and cast to `dtype` (None: kept), or TensorFlow
   tensors (as_tensors: what an original checkpoint is written from)."""
   # TensorFlow comes with these: imported once a checkpoint is read.
-  from bert_tf.checkpoints import (  # pylint: disable=g-import-not-at-top
-      checkpoint_writer, tf_checkpoints)
+  # pylint: disable-next=g-import-not-at-top
+  from bert_tf.checkpoints import model_weights
+  # pylint: disable-next=g-import-not-at-top
+  from bert_tf.checkpoints.original import checkpoint_writer
   as_tensor = checkpoint_writer.as_tensor
 
   def convert(value):
@@ -164,6 +169,6 @@ def _checked_tensors(source, architecture, dtype, as_tensors):
       raise ValueError(f"{source.path}: variable {name} is shaped "
                        f"{list(stored[name])}, but its config makes it "
                        f"{expected}")
-  tf_checkpoints.check_floats(source.reader, source.path, names)
-  return tf_checkpoints.read_tensors(source.reader, source.path, names,
+  model_weights.check_floats(source.reader, source.path, names)
+  return model_weights.read_tensors(source.reader, source.path, names,
                                     convert)

@@ -7,7 +7,6 @@ import dataclasses
 import logging
 import os
 import re
-import shutil
 import stat
 
 import numpy as np
@@ -17,12 +16,12 @@ from bert_tf.checkpoints.folder_vocabulary import VOCAB_FILE
 from bert_tf.checkpoints.model_directory import HUGGINGFACE, ORIGINAL
 from bert_tf.checkpoints.names import (GLOBAL_STEP, ORIGINAL_CONFIG_FILE,
                                        labels_fields)
-from bert_tf.checkpoints.sentence_transformers_activations import (
+from bert_tf.checkpoints.sentence_transformers.activations import (
     activation_fields)
 from bert_tf.config import BertConfig
 from bert_tf.files import atomic_outputs, output_paths, storage
-from bert_tf.files.json_files import read_json_object
-from bert_tf.files.model_files import model_file
+from bert_tf.files.input_checks import decode_utf8
+from bert_tf.files.json_files import parse_json_object
 from bert_tf.wordpiece import learning, rules, tokenizer_json, vocabulary
 
 logger = logging.getLogger(__name__)
@@ -48,27 +47,29 @@ class ModelFiles:
       (huggingface.original_names), in the original layout; TensorFlow
       tensors too for an original-format output.
     labels, problem_type: the head's (see model_directory.Checkpoint).
-    vocab_file: vocab.txt, or a tokenizer.json.
+    vocabulary: vocab.txt, or a tokenizer.json, read once
+      (rules.Vocabulary).
     do_lower_case: the tokenizer's casing.
-    tokenizer_dir: the directory whose tokenizer.json and
+    tokenizer_files: the input's tokenizer files, read once
+      (tokenizer_json.FolderTokenizer), whose tokenizer.json and
       tokenizer_config.json a Hugging Face output takes as they are, or
       None.
     model_max_length: tokenizer_config.json's (also over the one taken
-      from tokenizer_dir), or None: the position table's.
+      from tokenizer_files), or None: the position table's.
     extra_files: {path inside the directory: bytes} written beside the
       model's files (a sentence-transformers folder's modules).
     score_activation: a CrossEncoder's activation (its config.json or
       bert_config.json records it:
-      sentence_transformers_activations.activation_fields), or None.
+      sentence_transformers.activations.activation_fields), or None.
   """
   config: BertConfig
   architecture_name: str
   tensors: dict
   labels: list
   problem_type: object
-  vocab_file: str
+  vocabulary: rules.Vocabulary
   do_lower_case: bool
-  tokenizer_dir: object = None
+  tokenizer_files: object = None
   model_max_length: object = None
   extra_files: dict = dataclasses.field(default_factory=dict)
   score_activation: object = None
@@ -150,8 +151,7 @@ def _write_files(directory, output_format, files):
   for name, data in files.extra_files.items():
     path = os.path.join(directory, name)
     storage.makedirs(os.path.dirname(path))
-    with storage.open_file(path, "wb") as writer:
-      writer.write(data)
+    _write_bytes(path, data)
 
 
 def _write_original(directory, files):
@@ -197,38 +197,43 @@ def _activation_fields(files):
 
 def _copy_tokenizer_files(files, directory, output_format):
   """vocab.txt as the input has it, else written from its tokenizer.json
-  for an original-format output. The tokenizer_dir's tokenizer.json and
+  for an original-format output. The input's tokenizer.json and
   tokenizer_config.json go into a Hugging Face output as they are (over the
-  tokenizer_config.json written for it), so do_lower_case must be theirs."""
-  vocab_file, input_dir = files.vocab_file, files.tokenizer_dir
-  if not tokenizer_json.is_tokenizer_json(vocab_file):
-    shutil.copyfile(vocab_file, os.path.join(directory, VOCAB_FILE))
+  tokenizer_config.json written for it), so do_lower_case must be theirs.
+  Each is written from the bytes read when the input was opened."""
+  vocab, tokenizer = files.vocabulary, files.tokenizer_files
+  if not vocab.is_tokenizer_json:
+    _write_bytes(os.path.join(directory, VOCAB_FILE), vocab.data)
   elif output_format == ORIGINAL:
-    learning.write_vocab(rules.load_vocab(vocab_file),
-                         os.path.join(directory, VOCAB_FILE))
-  if output_format == ORIGINAL or input_dir is None:
+    learning.write_vocab(vocab.vocab, os.path.join(directory, VOCAB_FILE))
+  if output_format == ORIGINAL or tokenizer is None or \
+      tokenizer.tokenizer_file is None:
     return
-  tokenizer_file = model_file(input_dir, tokenizer_json.TOKENIZER_FILE)
-  if tokenizer_file is None:
+  vocabulary.check_casing(rules.tokenizer_json_vocabulary(
+      tokenizer.tokenizer_file, tokenizer.tokenizer_data, tokenizer.settings),
+                          files.do_lower_case)
+  _write_bytes(os.path.join(directory, tokenizer_json.TOKENIZER_FILE),
+               tokenizer.tokenizer_data)
+  config_file = os.path.join(directory, tokenizer_json.TOKENIZER_CONFIG_FILE)
+  if tokenizer.config_data is None:
     return
-  vocabulary.check_casing(tokenizer_file, files.do_lower_case)
-  for name in (tokenizer_json.TOKENIZER_FILE,
-               tokenizer_json.TOKENIZER_CONFIG_FILE):
-    path = model_file(input_dir, name)
-    if path is None:
-      continue
-    if name == tokenizer_json.TOKENIZER_CONFIG_FILE and \
-        files.model_max_length:
-      values = read_json_object(path)
-      values["model_max_length"] = files.model_max_length
-      huggingface.write_json(os.path.join(directory, name), values)
-    else:
-      shutil.copyfile(path, os.path.join(directory, name))
+  if files.model_max_length:
+    values = parse_json_object(decode_utf8(tokenizer.config_data,
+                                           tokenizer.config_file),
+                               tokenizer.config_file)
+    values["model_max_length"] = files.model_max_length
+    huggingface.write_json(config_file, values)
+  else:
+    _write_bytes(config_file, tokenizer.config_data)
+
+
+def _write_bytes(path, data):
+  with storage.open_file(path, "wb") as writer:
+    writer.write(data)
 
 
 def _checkpoint_writer():
   """checkpoint_writer, imported where an original checkpoint is written:
   TensorFlow comes with it, and no refusal before needs it."""
-  from bert_tf.checkpoints import (  # pylint: disable=g-import-not-at-top
-      checkpoint_writer)
+  from bert_tf.checkpoints.original import checkpoint_writer
   return checkpoint_writer

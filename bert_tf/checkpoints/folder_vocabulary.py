@@ -30,8 +30,11 @@ def vocabulary_in(directory, tokenizer, needs_vocab):
           directory, VOCAB_FILE, f"a BERT model directory has its "
           f"{VOCAB_FILE} (or a {tokenizer_json.TOKENIZER_FILE})")
     return None
+  if vocab_file == tokenizer.tokenizer_file:  # read already
+    return rules.tokenizer_json_vocabulary(
+        vocab_file, tokenizer.tokenizer_data, tokenizer.settings)
   vocab = rules.read_vocabulary(vocab_file)
-  if vocab_file != tokenizer.tokenizer_file and tokenizer.settings:
+  if tokenizer.settings:
     _check_same_tokens(vocab, tokenizer)
   return vocab
 

@@ -1,20 +1,14 @@
 """A checkpoint's head as a model that names its own labels loads it: the
 rows taken by label name where the checkpoint holds them in another order,
 or left out, with why, where its head has other labels or shapes
-(load_checkpoint then warns that the model's own starts at random)."""
+(load_weights then warns that the model's own starts at random)."""
 
-import os
-
-from bert_tf.checkpoints import huggingface
-from bert_tf.checkpoints.names import ORIGINAL_CONFIG_FILE, labels_of_fields
-from bert_tf.files.json_files import read_json_object
-from bert_tf.files.model_files import model_file
 
 
 class _HeadRows:
   """A reader whose head tensors come with their rows reordered (`rows`:
   the stored row of each of the model's), or are left out (rows None;
-  `reason` says why, for load_checkpoint's warning)."""
+  `reason` says why, for load_weights' warning)."""
 
   def __init__(self, reader, head_names, rows, reason=None):
     self._reader, self._head_names, self._rows = reader, head_names, rows
@@ -33,23 +27,21 @@ class _HeadRows:
     return value[self._rows] if name in self._head_names else value
 
 
-def rows_by_label(reader, variables, labels, prefix):
+def rows_by_label(reader, variables, labels, theirs):
   """The reader as a model of head labels `labels` loads it: where the
-  checkpoint names its head's labels too (a Hugging Face folder's
-  id2label, or the bert_config.json beside an original checkpoint) in
-  another order, its rows are taken by name; another label set loads no
-  head (the model keeps its own, a warning names both).
+  checkpoint names its head's labels too (`theirs`: a Hugging Face
+  folder's id2label, or the bert_config.json beside an original
+  checkpoint) in another order, its rows are taken by name; another label
+  set loads no head (the model keeps its own, a warning names both).
 
   Args:
     variables: the model's {original name: variable}; its head is the
       output_weights and output_bias among them.
     labels: the model's labels in row order, or None (rows as stored).
+    theirs: the checkpoint's, or None where it names none.
   """
   if not labels:
     return reader
-  theirs = getattr(reader, "labels", None)
-  if theirs is None and not huggingface.is_folder(prefix):
-    theirs = _labels_beside(prefix)
   head_names = [name for name in variables
                 if name.endswith(("output_weights", "output_bias"))]
   shapes = reader.get_variable_to_shape_map()
@@ -62,16 +54,6 @@ def rows_by_label(reader, variables, labels, prefix):
                      f"model's {list(labels)}")
   return _HeadRows(reader, head_names,
                    [list(theirs).index(label) for label in labels])
-
-
-def _labels_beside(prefix):
-  """The head labels that the bert_config.json beside an original
-  checkpoint names (names.labels_fields: a converted folder's, a run's
-  output directory's), or None."""
-  config_file = model_file(os.path.dirname(prefix), ORIGINAL_CONFIG_FILE)
-  if config_file is None:
-    return None
-  return labels_of_fields(read_json_object(config_file), config_file)[0]
 
 
 def without_other_heads(reader, variables, model, prefix):

@@ -1,67 +1,119 @@
-"""A model directory, opened, in either format (open_checkpoint): the
-original's (bert_config.json beside a TF1 checkpoint) or Hugging Face's
-(config.json, model.safetensors), a sentence-transformers folder's BERT
-among them, with its config, tensors, head, vocabulary and casing, each
-checked against the others once."""
+"""A model directory, opened once (open_model_directory): the one place
+that asks what kind of directory a path is.
+
+The kinds a user brings: a Google release or a community TF1 checkpoint
+(bert_config.json beside it), a run's --output_dir (the same files), a bare
+TF1 checkpoint whose config a run's flags give, a Hugging Face folder
+(transformers 4 or 5 layout), and a sentence-transformers embedder or
+cross-encoder (either layout; the Hub's ms-marco cross-encoders are Hugging
+Face folders whose config.json records the activation). Each format's
+package reads its own files (original/, huggingface/,
+sentence_transformers/) and none imports another; this module puts them
+together, each file read once, and checks them against each other once.
+"""
 
 import dataclasses
 import os
+from typing import Optional
 
-from bert_tf.checkpoints import (huggingface, huggingface_folder,
-                                 pipeline_reader, sentence_transformers)
+from bert_tf.checkpoints import huggingface, sentence_transformers
 from bert_tf.checkpoints.folder_vocabulary import vocabulary_in
+from bert_tf.checkpoints.huggingface.reader import HuggingFaceFolder
 from bert_tf.checkpoints.names import (ORIGINAL_CONFIG_FILE,
                                        check_encoder_fits, labels_of_fields)
-from bert_tf.checkpoints.sentence_transformers_activations import (
+from bert_tf.checkpoints.sentence_transformers.activations import (
     ACTIVATION_FIELD, cross_encoder_activation)
+from bert_tf.checkpoints.sentence_transformers.reader import PipelineReader
 from bert_tf.config import BertConfig
 from bert_tf.files import storage
-from bert_tf.files.model_files import model_file, required_model_file
+from bert_tf.files.model_files import model_file
 from bert_tf.wordpiece import rules, tokenizer_json, vocabulary
 
 ORIGINAL, HUGGINGFACE = "original", "huggingface"
 FORMATS = (ORIGINAL, HUGGINGFACE)
+# The layout of a sentence-transformers folder (modules.json or
+# config_sentence_transformers.json), whose weights are in either format.
+SENTENCE_TRANSFORMERS = "sentence-transformers"
+# The max length text is tokenized to where nothing in the directory sets
+# a shorter one, as run_classifier's default --max_seq_length.
+DEFAULT_MAX_SEQ_LENGTH = 128
 
 
-@dataclasses.dataclass
-class Checkpoint:
-  """A model directory, opened: what a conversion reads.
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ModelDirectory:
+  """A model directory, opened: everything a model, a run, a conversion or
+  extract_features takes from it, and where each came from.
 
   Attributes:
-    path: the checkpoint prefix, or the Hugging Face folder.
-    format: ORIGINAL or HUGGINGFACE.
-    config: its BertConfig.
+    directory: the directory opened (a sentence-transformers folder's root,
+      the directory of a TF1 checkpoint).
+    path: where its weights are: the TF1 checkpoint prefix, or the Hugging
+      Face folder (a sentence-transformers folder's Transformer module).
+    format: its weights' format, ORIGINAL or HUGGINGFACE.
+    layout: the directory's: its weights' format, or SENTENCE_TRANSFORMERS
+      for a sentence-transformers folder.
+    config: its BertConfig; None for a bare TF1 checkpoint (no
+      bert_config.json beside it: a run's flags give one).
+    config_file: the file config was read from, or None.
     reader: its tensors by original name (get_variable_to_shape_map,
-      get_tensor).
-    architecture_name: the transformers class of its head (see
-      huggingface.ARCHITECTURES).
-    labels: the head's labels in row order, where it classifies (a Hugging
-      Face folder's id2label; an original directory's bert_config.json
-      id2label, see names.labels_fields).
-    vocab_file: its vocab.txt, else its tokenizer.json (transformers 5
-      writes no vocab.txt).
-    do_lower_case: as the directory's tokenizer files say, or None.
+      get_variable_to_dtype_map, get_tensor): tf.train.load_checkpoint's,
+      a HuggingFaceFolder, or a PipelineReader with a sentence embedder's
+      Dense modules too.
+    architecture_name: the transformers class of its head
+      (huggingface.ARCHITECTURES, or one bert_tf does not map).
+    labels: the head's labels in row order (transformers' LABEL_i where the
+      directory names none).
+    named_labels: the labels the directory itself names for its head's
+      rows (config.json's id2label, bert_config.json's label fields), or
+      None: what a model of other labels takes its rows by (head_rows).
     problem_type: the classifier's (names.PROBLEM_TYPES), or None.
+    vocabulary: vocab.txt, else tokenizer.json, read once
+      (rules.Vocabulary), or None.
     tokenizer_files: its tokenizer files, read once
-      (tokenizer_json.FolderTokenizer: model_max_length, where the casing
-      is said).
-    pipeline: a sentence-transformers folder's modules and settings
-      (sentence_transformers.Pipeline: an embedder, or a cross-encoder, as
-      a Hub cross-encoder's config.json also makes it), else None.
-    vocabulary: vocab_file read once (rules.Vocabulary), or None.
+      (tokenizer_json.FolderTokenizer), or None for a bare checkpoint.
+    pipeline: a sentence-transformers embedder's or cross-encoder's
+      modules and settings (sentence_transformers.Pipeline), or None.
   """
+  directory: str
   path: str
   format: str
-  config: BertConfig
+  layout: str
+  config: Optional[BertConfig]
+  config_file: Optional[str]
   reader: object
   architecture_name: str
   labels: list
-  vocab_file: str
-  do_lower_case: object
-  problem_type: object = None
-  tokenizer_files: object = None
-  pipeline: object = None
-  vocabulary: object = None
+  named_labels: Optional[list] = None
+  problem_type: Optional[str] = None
+  vocabulary: Optional[rules.Vocabulary] = None
+  tokenizer_files: Optional[tokenizer_json.FolderTokenizer] = None
+  pipeline: Optional[sentence_transformers.Pipeline] = None
+
+  @property
+  def vocab_file(self):
+    """The vocabulary's file (vocab.txt or tokenizer.json), or None."""
+    return self.vocabulary.path if self.vocabulary is not None else None
+
+  @property
+  def do_lower_case(self):
+    """The casing its tokenizer files say, else None."""
+    if self.tokenizer_files is None:
+      return None
+    return self.tokenizer_files.do_lower_case
+
+  @property
+  def model_max_length(self):
+    """tokenizer_config.json's model_max_length, or None where unset."""
+    if self.tokenizer_files is None:
+      return None
+    return self.tokenizer_files.model_max_length
+
+  def casing(self):
+    """The casing its tokenizer files say, else what its vocabulary shows
+    (vocabulary.vocab_is_lower_cased)."""
+    if self.do_lower_case is not None:
+      return self.do_lower_case
+    return vocabulary.vocab_is_lower_cased(self.vocabulary)
 
   @property
   def tokenization_rules(self):
@@ -72,31 +124,56 @@ class Checkpoint:
     return rules.TRANSFORMERS_RULES if self.format == HUGGINGFACE or \
         self.pipeline is not None else rules.ORIGINAL_RULES
 
+  def max_seq_length(self):
+    """The length its text is tokenized to by default: a sentence-
+    transformers folder's as sentence-transformers chooses it
+    (sentence_transformers.max_length_of), else 128 or the tokenizer's
+    model_max_length or the position table where that is less."""
+    positions = self.config.max_position_embeddings
+    if self.pipeline is not None:
+      return sentence_transformers.max_length_of(
+          self.pipeline, self.model_max_length, positions)
+    return default_max_seq_length(self.model_max_length, positions)
 
-def detect_format(directory):
-  """ORIGINAL or HUGGINGFACE, by the config file the directory holds."""
-  if huggingface.is_folder(directory):
-    return HUGGINGFACE
-  if storage.exists(os.path.join(directory, ORIGINAL_CONFIG_FILE)):
-    return ORIGINAL
-  if not storage.isdir(directory):
-    raise FileNotFoundError(f"{directory}: not a directory")
-  raise ValueError(f"{directory}: neither a Hugging Face folder "
-                   f"({huggingface.CONFIG_FILE}) nor an original-format one "
-                   f"({ORIGINAL_CONFIG_FILE} beside its checkpoint)")
+  def weight_files(self):
+    """The files its weights are read from, which no output may
+    overwrite: a folder's config, weights and tokenizer files, or a TF1
+    checkpoint's files."""
+    if self.format == HUGGINGFACE:
+      return huggingface.folder_files(self.path)
+    return storage.glob(f"{storage.glob_escape(self.path)}.*")
 
 
-def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
-                    stored_dtypes=False, prefix=None):
-  """Opens either format.
+def default_max_seq_length(model_max_length, max_position_embeddings):
+  """128, or a tokenizer's model_max_length (None: unset) or the position
+  table where that is less."""
+  return min(DEFAULT_MAX_SEQ_LENGTH,
+             model_max_length or DEFAULT_MAX_SEQ_LENGTH,
+             max_position_embeddings)
+
+
+def model_files_in(directory):
+  """[(file name, what it is)] of the files in `directory` that make it a
+  Hugging Face or sentence-transformers folder: a directory a run writes
+  its own model into must have none (it would open as that model)."""
+  return [(name, what) for name, what in (
+      (huggingface.CONFIG_FILE, "a Hugging Face folder's config"),
+      (sentence_transformers.MODULES_FILE,
+       "a sentence-transformers folder's modules"),
+      (sentence_transformers.MODEL_CONFIG_FILE,
+       "a sentence-transformers folder's config"))
+          if storage.exists(os.path.join(directory, name))]
+
+
+def open_model_directory(location, *, architecture_name=None,
+                         needs_vocab=True, needs_config=True,
+                         stored_dtypes=False):
+  """Opens a model directory of any kind: a ModelDirectory.
 
   Args:
-    directory: the model directory.
-    prefix: which of an original-format directory's checkpoints to open,
-      resolved already (a run's --init_checkpoint); by default its newest
-      (tf_checkpoints.resolve_checkpoint_path).
-    needs_vocab: whether a directory without a vocabulary is refused (else
-      its vocab_file is None: a run given --vocab_file).
+    location: the directory; without needs_config, a TF1 checkpoint prefix
+      too (a run's --init_checkpoint). A ModelDirectory is returned as it
+      is: what takes a directory takes one opened already.
     architecture_name: the head to take (a transformers class, see
       huggingface.ARCHITECTURES); the checkpoint must hold its tensors. By
       default the head its variables hold (huggingface.architecture_of; a
@@ -104,66 +181,122 @@ def open_checkpoint(directory, architecture_name=None, needs_vocab=True,
       says BertForSequenceClassification or the directory names its
       labels), or a folder's class that bert_tf does not map
       (huggingface.check_mapped).
+    needs_vocab: whether a directory without a vocabulary is refused (else
+      its vocabulary is None: a run given --vocab_file).
+    needs_config: whether a TF1 checkpoint without a bert_config.json
+      beside it is refused (else its config is None: a run given
+      --bert_config_file).
     stored_dtypes: the reader gives each tensor in its stored dtype, not
-      float32 (see huggingface_folder.HuggingFaceFolder; an original
+      float32 (a conversion keeps float16 and bfloat16; an original
       checkpoint's reader always does).
 
-  A sentence-transformers folder's BERT is its Transformer module's folder,
-  its reader gives its Dense modules' weights too
-  (pipeline_reader.PipelineReader), and its pipeline is read.
+  Raises:
+    FileNotFoundError: nothing there, or no checkpoint.
+    ValueError: one line naming the file and field: a directory of no
+      kind bert_tf reads, files that disagree with each other.
   """
-  one_output = "BertForMultipleChoice"
+  if isinstance(location, ModelDirectory):
+    return location
   pipeline = None
-  if sentence_transformers.is_folder(directory):
-    pipeline = sentence_transformers.read_pipeline(directory)
-    directory = pipeline.transformer_dir
-  if detect_format(directory) == HUGGINGFACE:
-    reader = huggingface_folder.HuggingFaceFolder(directory, stored_dtypes)
-    config_file = os.path.join(directory, huggingface.CONFIG_FILE)
-    pipeline = _with_activation(pipeline, directory,
-                                reader.cross_encoder_activation)
-    if pipeline is not None:
-      reader = pipeline_reader.PipelineReader(
-          reader, pipeline, reader.config.hidden_size)
-    checkpoint = Checkpoint(directory, HUGGINGFACE, reader.config, reader,
-                            None, reader.labels, None, None,
-                            reader.problem_type, pipeline=pipeline)
-    if reader.architecture_name == "BertForSequenceClassification":
-      one_output = reader.architecture_name
-    if reader.architecture_name not in huggingface.ARCHITECTURES:
-      architecture_name = architecture_name or reader.architecture_name
+  weights_dir = location
+  if sentence_transformers.is_folder(location):
+    pipeline = sentence_transformers.read_pipeline(location)
+    weights_dir = pipeline.transformer_dir
+  if huggingface.is_folder(weights_dir):
+    opened = _huggingface(location, weights_dir, pipeline, stored_dtypes)
   else:
-    config_file = required_model_file(
-        directory, ORIGINAL_CONFIG_FILE,
-        "an original-format model directory has one")
+    opened = _original(weights_dir, pipeline, needs_config)
+  opened["layout"] = opened["format"]
+  if pipeline is not None:
+    opened.update(directory=location, layout=SENTENCE_TRANSFORMERS)
+  return _with_head_and_vocabulary(opened, architecture_name, needs_vocab)
+
+
+def _huggingface(location, folder, pipeline, stored_dtypes):
+  """{field: value} of a Hugging Face folder (a sentence-transformers
+  folder's Transformer module)."""
+  reader = HuggingFaceFolder(folder, stored_dtypes)
+  config_file = os.path.join(folder, huggingface.CONFIG_FILE)
+  pipeline = _with_activation(pipeline, folder, cross_encoder_activation(
+      reader.config_values, config_file))
+  if pipeline is not None:
+    reader = PipelineReader(reader, pipeline, reader.config.hidden_size)
+  one_output = "BertForMultipleChoice"
+  if reader.architecture_name == "BertForSequenceClassification":
+    one_output = reader.architecture_name
+  return dict(
+      directory=location, path=folder, format=HUGGINGFACE,
+      config=reader.config, config_file=config_file, reader=reader,
+      named_labels=reader.labels, problem_type=reader.problem_type,
+      pipeline=pipeline, tokenizer_dir=folder, one_output=one_output,
+      architecture_name=(reader.architecture_name
+                         if reader.architecture_name not in
+                         huggingface.ARCHITECTURES else None))
+
+
+def _original(location, pipeline, needs_config):
+  """{field: value} of a TF1 checkpoint: a directory's newest (or the
+  prefix given), with the bert_config.json beside it, read before
+  TensorFlow is imported (a bad config is refused without it)."""
+  is_directory = storage.isdir(location)
+  if needs_config and not is_directory:
+    raise FileNotFoundError(f"{location}: not a directory")
+  directory = location if is_directory else os.path.dirname(location)
+  config_file = model_file(directory, ORIGINAL_CONFIG_FILE)
+  if needs_config and config_file is None:
+    raise ValueError(
+        f"{location}: neither a Hugging Face folder "
+        f"({huggingface.CONFIG_FILE}) nor an original-format one "
+        f"({ORIGINAL_CONFIG_FILE} beside its checkpoint)")
+  fields = dict(directory=directory, format=ORIGINAL, config=None,
+                config_file=config_file, pipeline=pipeline,
+                tokenizer_dir=None, one_output="BertForMultipleChoice",
+                architecture_name=None, named_labels=None)
+  if config_file is not None:
     config = BertConfig.from_json_file(config_file)
-    labels, problem_type = labels_of_fields(config.extra_fields, config_file)
-    pipeline = _with_activation(pipeline, directory, cross_encoder_activation(
-        config.extra_fields, config_file))
+    labels, problem_type = labels_of_fields(config.extra_fields,
+                                            config_file)
+    fields["pipeline"] = _with_activation(
+        pipeline, directory,
+        cross_encoder_activation(config.extra_fields, config_file))
     # The pipeline holds it: a model of another head writes none.
     config.extra_fields.pop(ACTIVATION_FIELD, None)
-    tf_checkpoints = _tf_checkpoints()
-    prefix = prefix or tf_checkpoints.resolve_checkpoint_path(directory)
-    checkpoint = Checkpoint(prefix, ORIGINAL, config,
-                            tf_checkpoints.open_reader(prefix), None, labels,
-                            None, None, problem_type, pipeline=pipeline)
     if labels or problem_type:
-      one_output = "BertForSequenceClassification"
-  shapes = checkpoint.reader.get_variable_to_shape_map()
-  check_encoder_fits(checkpoint.config, shapes, checkpoint.path, config_file)
-  checkpoint.architecture_name = architecture_name or \
-      huggingface.architecture_of(shapes, checkpoint.path, one_output)
-  if checkpoint.labels is None:
-    checkpoint.labels = _unnamed_labels(checkpoint.architecture_name, shapes)
-  tokenizer = tokenizer_json.read_folder(directory, model_file)
-  checkpoint.tokenizer_files = tokenizer
-  checkpoint.do_lower_case = tokenizer.do_lower_case
-  checkpoint.vocabulary = vocabulary_in(directory, tokenizer, needs_vocab)
-  if checkpoint.vocabulary is not None:
-    checkpoint.vocab_file = checkpoint.vocabulary.path
-    vocabulary.check_vocab_fits(checkpoint.vocabulary,
-                                checkpoint.config.vocab_size, config_file)
-  return checkpoint
+      fields["one_output"] = "BertForSequenceClassification"
+    fields.update(config=config, named_labels=labels,
+                  problem_type=problem_type, tokenizer_dir=directory)
+  tf_checkpoints = _tf_checkpoints()
+  prefix = tf_checkpoints.resolve_checkpoint_path(location)
+  return {**fields, "path": prefix,
+          "reader": tf_checkpoints.open_reader(prefix)}
+
+
+def _with_head_and_vocabulary(fields, architecture_name, needs_vocab):
+  """The ModelDirectory of _huggingface's or _original's fields: its head
+  found in its tensors, checked against its config, and its tokenizer
+  files and vocabulary read."""
+  shapes = fields["reader"].get_variable_to_shape_map()
+  config = fields["config"]
+  if config is not None:
+    check_encoder_fits(config, shapes, fields["path"], fields["config_file"])
+  architecture_name = architecture_name or fields.pop(
+      "architecture_name") or huggingface.architecture_of(
+          shapes, fields["path"], fields["one_output"])
+  fields.pop("architecture_name", None)
+  fields.pop("one_output")
+  labels = fields["named_labels"] or _unnamed_labels(architecture_name,
+                                                     shapes)
+  tokenizer_dir = fields.pop("tokenizer_dir")
+  tokenizer = vocab = None
+  if tokenizer_dir is not None:
+    tokenizer = tokenizer_json.read_folder(tokenizer_dir, model_file)
+    vocab = vocabulary_in(tokenizer_dir, tokenizer, needs_vocab)
+    if vocab is not None:
+      vocabulary.check_vocab_fits(vocab, config.vocab_size,
+                                  fields["config_file"])
+  return ModelDirectory(**fields, architecture_name=architecture_name,
+                        labels=labels, tokenizer_files=tokenizer,
+                        vocabulary=vocab)
 
 
 def _with_activation(pipeline, directory, activation):
@@ -177,7 +310,7 @@ def _with_activation(pipeline, directory, activation):
         activation=activation)
   if pipeline.model_type == sentence_transformers.CROSS_ENCODER and \
       pipeline.activation is None:
-    pipeline.activation = activation
+    return dataclasses.replace(pipeline, activation=activation)
   return pipeline
 
 
@@ -194,6 +327,6 @@ def _unnamed_labels(architecture_name, shapes):
 def _tf_checkpoints():
   """tf_checkpoints, imported where an original checkpoint is read:
   TensorFlow comes with it, and no refusal before needs it."""
-  from bert_tf.checkpoints import (  # pylint: disable=g-import-not-at-top
-      tf_checkpoints)
+  # pylint: disable-next=g-import-not-at-top
+  from bert_tf.checkpoints.original import tf_checkpoints
   return tf_checkpoints

@@ -83,7 +83,7 @@ def inference_activation(name, compute_dtype):
 
 # What an embedder's Dense layers and a cross-encoder's scores may apply:
 # the torch activations sentence-transformers records
-# (checkpoints.sentence_transformers_activations.ACTIVATIONS), by bert_tf's
+# (checkpoints.sentence_transformers.activations.ACTIVATIONS), by bert_tf's
 # names.
 HEAD_ACTIVATIONS = {
     "linear": _linear,

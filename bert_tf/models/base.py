@@ -18,7 +18,7 @@ from bert_tf.models import lora as lora_adapters
 from bert_tf.models.argument_checks import (check_lora_config,
                                             check_positive_int)
 from bert_tf.models.fit_model import FitModel
-from bert_tf.training import precision
+from bert_tf.optimization import precision
 
 # Measured on a classifier fine-tuned on SST-2 (benchmarks/quantization.py,
 # docs/keras.md): each keeps over 99.7% of the float model's predictions.
@@ -138,9 +138,12 @@ class BertKerasModel(FitModel):
 
   def __new__(cls, *args, **kwargs):
     model = super().__new__(cls, *args, **kwargs)
-    # Keras wraps each instance's quantize in one that resolves the mode
-    # first, answering "int16" or "gptq" without a GPTQConfig itself:
-    # bert_tf's refusal goes around that wrapper.
+    # Keras' Layer.__new__ wraps each instance's quantize in one that
+    # resolves the mode before any method of the class runs: it answers
+    # "int16", or "gptq" without a GPTQConfig, itself, and lets a string
+    # config replace any mode. bert_tf's refusal wraps that wrapper: in
+    # quantize or _check_quantize_args, 150 of 187 calls of every Keras
+    # mode and junk get Keras' answer, and 13 junk modes quantize.
     keras_quantize = model.quantize
 
     @functools.wraps(keras_quantize)
@@ -294,7 +297,8 @@ class BertKerasModel(FitModel):
     `fit(sentences, labels)`.
 
     Args:
-      model_dir: the directory.
+      model_dir: the directory, or a ModelDirectory opened already
+        (bert_tf.open_model_directory).
       max_seq_length: the preprocessor's; by default 128, or less where the
         tokenizer or the position table is shorter.
       **arguments: the class's own (num_labels, labels, ...); num_labels
@@ -303,8 +307,9 @@ class BertKerasModel(FitModel):
         the model has a new one, and a warning names every weight that
         starts at random.
     """
-    from bert_tf.models import loading  # pylint: disable=g-import-not-at-top
-    return loading.task_model(cls, model_dir, max_seq_length, **arguments)
+    # pylint: disable-next=g-import-not-at-top
+    from bert_tf.models.from_pretrained import task_model
+    return task_model(cls, model_dir, max_seq_length, **arguments)
 
   @classmethod
   def constructor_arguments(cls, config):
@@ -329,10 +334,10 @@ class BertKerasModel(FitModel):
         one (a BertPretrainer: "BertForPreTraining", or "BertForMaskedLM");
         see huggingface_architectures.
     """
-    from bert_tf.checkpoints import (  # pylint: disable=g-import-not-at-top
-        saving)
-    saving.save_pretrained(self.merge_lora(), directory, format, vocab_file,
-                           architecture)
+    # pylint: disable-next=g-import-not-at-top
+    from bert_tf.checkpoints.save_pretrained import save_pretrained
+    save_pretrained(self.merge_lora(), directory, format, vocab_file,
+                    architecture)
 
   def export(self, filepath, format="tf_saved_model", verbose=None,
              input_signature=None, **kwargs):

@@ -7,7 +7,7 @@ from keras import ops
 
 from bert_tf.checkpoints import sentence_transformers
 from bert_tf.checkpoints.names import PROBLEM_TYPES
-from bert_tf.checkpoints.sentence_transformers_activations import (
+from bert_tf.checkpoints.sentence_transformers.activations import (
     activation_or_default)
 from bert_tf.layers.activations import HEAD_ACTIVATIONS
 from bert_tf.layers.classification_head import ClassificationHead
@@ -15,6 +15,7 @@ from bert_tf.layers.dropout import Dropout
 from bert_tf.models import targets
 from bert_tf.models.argument_checks import check_labels, check_positive_int
 from bert_tf.models.text_model import TextModel, checked_text, kind_of
+from bert_tf.objectives import classification
 
 # The activations a cross-encoder's scores may come through
 # (sentence-transformers' CrossEncoder activation_fn).
@@ -105,21 +106,19 @@ class BertClassifier(TextModel):
     self.output_head.build((None, self.config.hidden_size))
     self.built = True
 
-  def compile_defaults(self):
+  @property
+  def objective(self):
     """A one-label cross-encoder's binary cross-entropy on the logit (as
     sentence-transformers' CrossEncoder trains it: BCEWithLogitsLoss); a
-    regressor's mean squared error; a multi-label classifier's binary
-    cross-entropy of each label; else softmax cross-entropy (EncoderModel;
-    a CrossEncoder's CrossEntropyLoss for several labels)."""
-    if self.score_activation is not None and self.num_labels == 1:
-      return (keras.losses.BinaryCrossentropy(from_logits=True),
-              [keras.metrics.BinaryAccuracy(threshold=0.0)])
+    regressor's squared error; a multi-label classifier's binary
+    cross-entropy of each label; else softmax cross-entropy (a
+    CrossEncoder's CrossEntropyLoss for several labels)."""
+    if self.score_activation is not None and self.num_labels == 1 or \
+        self.problem_type == "multi_label_classification":
+      return classification.MultiLabelObjective()
     if self.is_regression:
-      return (keras.losses.MeanSquaredError(), ["mean_squared_error"])
-    if self.problem_type == "multi_label_classification":
-      return (keras.losses.BinaryCrossentropy(from_logits=True),
-              [keras.metrics.BinaryAccuracy(threshold=0.0)])
-    return super().compile_defaults()
+      return classification.RegressionObjective()
+    return classification.ClassificationObjective()
 
   def check_targets(self, x, y, where):
     """What compile_defaults' loss takes: a class id from 0 to num_labels

@@ -13,9 +13,9 @@ from bert_tf.layers.activations import HEAD_ACTIVATIONS
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.pooling import SentencePooling, l2_normalize
 from bert_tf.models.argument_checks import check_positive_int
+from bert_tf.models.predictor import Predictor
 from bert_tf.models.text_model import TextModel, checked_text, kind_of
-from bert_tf.training.losses import MultipleNegativesRankingLoss
-from bert_tf.training.predictor import Predictor
+from bert_tf.objectives.embedding import MultipleNegativesRankingLoss
 
 # The similarity functions of sentence-transformers' similarity_fn_name.
 SIMILARITIES = sentence_transformers.SIMILARITIES
@@ -73,6 +73,8 @@ class BertEmbedder(TextModel):
   # Its encoder is a BertModel; save_pretrained writes it as a
   # sentence-transformers folder, in no other format.
   huggingface_architectures = ("BertModel",)
+  # No runner trains it: compile_defaults gives the contrastive loss.
+  objective = None
 
   def __init__(self, config, pooling="mean", dense=(), normalize=False,
                preprocessor=None, prompts=None, default_prompt_name=None,
@@ -213,7 +215,7 @@ class BertEmbedder(TextModel):
 
     The texts (each after its prompt, see prompt_of) are tokenised at
     once, sorted by length, and each batch runs at its own length
-    (training.predictor.Predictor).
+    (models.predictor.Predictor).
 
     Args:
       texts: a list (or any iterable) of str, or of bytes in UTF-8.

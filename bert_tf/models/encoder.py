@@ -9,6 +9,7 @@ from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.transformer_block import TransformerBlock
 from bert_tf.models.base import BertKerasModel
 from bert_tf.models.inputs import optional_input, required_input
+from bert_tf.objectives.classification import ClassificationObjective
 
 
 def as_config(config):
@@ -138,6 +139,10 @@ class EncoderModel(BertKerasModel):
 
   config_arguments = ()
 
+  # The task's loss and metrics (bert_tf.objectives), which compile()
+  # takes by default and the runners' Trainer trains with.
+  objective = ClassificationObjective()
+
   def __init__(self, config, **kwargs):
     super().__init__(**kwargs)
     self.config = as_config(config)
@@ -145,16 +150,13 @@ class EncoderModel(BertKerasModel):
 
   def target_output(self, outputs):
     """What compile()'s losses and metrics compare with targets that are
-    not a dict: the model's natural prediction, so that a plain array of
-    labels trains it. Here the logits."""
-    return outputs["logits"]
+    not a dict: what the objective's loss scores (the logits, or a span's
+    start and end logits), so that a plain array of labels trains it."""
+    return self.objective.keras_scores(outputs)
 
   def compile_defaults(self):
-    """Sparse cross-entropy on the logits, and accuracy: a classifier's,
-    a tagger's, multiple choice's, and run_squad's loss on the span
-    labeler's start and end logits."""
-    return (keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-            ["sparse_categorical_accuracy"])
+    """The objective's loss and metric."""
+    return self.objective.keras_defaults()
 
   def compiled_outputs(self, y, y_pred):
     """y_pred as compile()'s losses and metrics see it: the outputs y names

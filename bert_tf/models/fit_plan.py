@@ -11,8 +11,8 @@ import keras
 import tensorflow as tf
 
 from bert_tf.models.targets import examples_in
-from bert_tf.training.optimization import (AdamWeightDecay,
-                                           WarmupPolynomialDecay)
+from bert_tf.optimization.optimizers import (AdamWeightDecay,
+                                             WarmupPolynomialDecay)
 
 logger = logging.getLogger(__name__)
 

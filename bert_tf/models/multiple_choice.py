@@ -8,6 +8,7 @@ from bert_tf.layers.dropout import Dropout
 from bert_tf.models import targets
 from bert_tf.models.base import ENCODER_INPUTS
 from bert_tf.models.encoder import EncoderModel
+from bert_tf.objectives.multiple_choice import MultipleChoiceObjective
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -38,6 +39,7 @@ class BertMultipleChoice(EncoderModel):
   checkpoint_head_names = {"output_weights": "choice_head.output_weights",
                            "output_bias": "choice_head.output_bias"}
   huggingface_architectures = ("BertForMultipleChoice",)
+  objective = MultipleChoiceObjective()
 
   input_ranks = {name: 3 for name in ENCODER_INPUTS}
 

@@ -12,9 +12,9 @@ from bert_tf.models import fit_plan, targets
 from bert_tf.models.argument_checks import check_positive_int
 from bert_tf.models.inputs import required_input
 from bert_tf.models.text_model import TextModel
+from bert_tf.objectives.pretraining import PretrainingObjective
 from bert_tf.text.masked_lm_preprocessor import BertMaskedLMPreprocessor
 from bert_tf.text.preprocessor import as_keras_texts
-from bert_tf.training import losses
 
 # The first half of each validation text's masking seed; its position in the
 # texts is the second.
@@ -77,6 +77,8 @@ class BertPretrainer(TextModel):
 
   preprocessor_class = BertMaskedLMPreprocessor
 
+  objective = PretrainingObjective()
+
   def __init__(self, config, preprocessor=None, **kwargs):
     super().__init__(config, preprocessor, **kwargs)
     config = self.config
@@ -136,13 +138,12 @@ class BertPretrainer(TextModel):
                        "array; expected (masked_lm_weights, "
                        "next_sentence_weights)")
     masked_lm_weights, next_sentence_weights = sample_weight
-    next_sentence = losses.next_sentence_example_losses(
-        y_pred["next_sentence_log_probs"], next_sentence_labels)
+    features = {"masked_lm_ids": masked_lm_ids,
+                "masked_lm_weights": masked_lm_weights,
+                "next_sentence_labels": next_sentence_labels}
     if next_sentence_weights is not None:
-      next_sentence *= ops.reshape(
-          ops.cast(next_sentence_weights, "float32"), (-1,))
-    return losses.masked_lm_loss(y_pred["masked_lm_logits"], masked_lm_ids,
-                                 masked_lm_weights) + ops.mean(next_sentence)
+      features["next_sentence_weights"] = next_sentence_weights
+    return self.objective.loss(y_pred, features)
 
   def check_targets(self, x, y, where):
     """(masked_lm_ids [examples, predictions] of vocabulary ids,

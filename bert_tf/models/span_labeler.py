@@ -6,6 +6,7 @@ from keras import ops
 from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.models import targets
 from bert_tf.models.encoder import EncoderModel
+from bert_tf.objectives.spans import SpanObjective
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -39,6 +40,9 @@ class BertSpanLabeler(EncoderModel):
       "cls/squad/output_weights": "span_head.output_weights",
       "cls/squad/output_bias": "span_head.output_bias"}
   huggingface_architectures = ("BertForQuestionAnswering",)
+  # Keras' targets: [batch_size, 2] of start and end positions, against
+  # the start and end logits stacked, [batch_size, 2, seq_length].
+  objective = SpanObjective()
 
   def __init__(self, config, **kwargs):
     super().__init__(config, **kwargs)
@@ -66,9 +70,3 @@ class BertSpanLabeler(EncoderModel):
     logits = ops.cast(self.span_head(sequence_output), "float32")
     return {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
 
-  def target_output(self, outputs):
-    """[batch_size, 2, seq_length]: the start and end logits, for targets
-    [batch_size, 2] of start and end positions. Sparse categorical
-    cross-entropy on it is run_squad's loss, the mean of the two."""
-    return ops.stack([outputs["start_logits"], outputs["end_logits"]],
-                     axis=1)

@@ -11,6 +11,7 @@ from bert_tf.layers.layer_combination import (CONCAT, WEIGHTED_SUM,
 from bert_tf.models import targets
 from bert_tf.models.argument_checks import check_labels, check_positive_int
 from bert_tf.models.encoder import EncoderModel
+from bert_tf.objectives.tagging import TaggingObjective
 
 
 def check_tags(model, x, y, where):
@@ -43,7 +44,7 @@ class BertTagger(EncoderModel):
     num_labels: the number of tags.
     labels: the tags' names in row order, or None; with them a checkpoint
       whose head names its own labels loads its rows by name
-      (tf_checkpoints.load_checkpoint).
+      (model_weights.load_checkpoint).
 
   Inputs: the encoder's dict. Outputs: logits and probabilities
     [batch_size, seq_length, num_labels].
@@ -60,6 +61,7 @@ class BertTagger(EncoderModel):
   checkpoint_head_names = {"cls/ner/output_weights": "tag_head.output_weights",
                            "cls/ner/output_bias": "tag_head.output_bias"}
   huggingface_architectures = ("BertForTokenClassification",)
+  objective = TaggingObjective()
 
   config_arguments = ("num_labels", "labels")
 
@@ -113,6 +115,7 @@ class BertFeatureTagger(EncoderModel):
 
   config_arguments = ("num_labels", "selected_layers", "combination",
                       "lstm_units")
+  objective = TaggingObjective()
 
   def __init__(self, config, num_labels, selected_layers, combination,
                lstm_units=768, **kwargs):

@@ -20,11 +20,12 @@ import tensorflow as tf
 from bert_tf.files import input_checks, run_lock, storage
 from bert_tf.files.eval_results import write_eval_results
 from bert_tf.models.pretrainer import BertPretrainer
+from bert_tf.objectives.pretraining import PretrainingObjective
 from bert_tf.pretraining.dataset import find_bad_record, pretraining_dataset
-from bert_tf.training import distribution, run_setup
+from bert_tf.training import distribution
+from bert_tf.runs import run_setup
 from bert_tf.training import option_checks
-from bert_tf.training import run_files
-from bert_tf.training.objectives import PretrainingObjective
+from bert_tf.runs import run_files
 from bert_tf.training.trainer import TrainingOptions, create_trainer
 
 logger = logging.getLogger(__name__)
@@ -86,7 +87,7 @@ def run_pretraining(options, strategy):
   run_files.check_run_outputs(
       options.output_dir, [EVAL_RESULTS_FILE],
       [*(("--input_file", path) for path in input_files),
-       *model.input_files()], model.init_checkpoint, model_files=model_files)
+       *model.input_files()], model.source, model_files=model_files)
   with run_lock.owned_directory(options.output_dir, "--output_dir",
                                owned=distribution.is_chief(strategy)):
     return _train_and_evaluate(options, strategy, model, input_files,
@@ -128,7 +129,7 @@ def _train_and_evaluate(options, strategy, model, input_files, model_files):
       options.output_dir, dataclasses.replace(
           options.training, num_train_steps=options.num_train_steps),
       options.learning_rate, options.num_warmup_steps, options.optimizer,
-      options.seed, model.init_checkpoint,
+      options.seed, model.source,
       options.train_batch_size if options.do_train else None)
   storage.makedirs(options.output_dir)
   if trainer.is_chief:

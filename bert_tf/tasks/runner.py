@@ -20,13 +20,14 @@ from bert_tf.data import batching
 from bert_tf.data.feature_records import write_feature_records
 from bert_tf.files import atomic_outputs, export, run_lock, storage
 from bert_tf.files.eval_results import eval_results_text
+from bert_tf.models.predictor import Predictor
 from bert_tf.tasks.task import SplitData
 from bert_tf.text.tokenizer import InGraphTokenizer
-from bert_tf.training import distribution, run_setup
+from bert_tf.training import distribution
+from bert_tf.runs import run_setup
 from bert_tf.training import option_checks
-from bert_tf.training import run_files
+from bert_tf.runs import run_files
 from bert_tf.training.checkpoint_manager import checkpoint_names
-from bert_tf.training.predictor import Predictor
 from bert_tf.training.trainer import TrainingOptions, create_trainer
 
 logger = logging.getLogger(__name__)
@@ -119,7 +120,7 @@ def _train_evaluate_predict(task, options, strategy, model, examples,
       options.output_dir,
       dataclasses.replace(options.training, num_train_steps=num_train_steps),
       options.learning_rate, num_warmup_steps, options.optimizer,
-      options.seed, model.init_checkpoint,
+      options.seed, model.source,
       options.train_batch_size if options.do_train else None,
       options.lora_rank)
   storage.makedirs(options.output_dir)
@@ -254,7 +255,7 @@ def _check_outputs(task, options, examples, model, model_files):
   inputs = [pair for split in examples for pair in task.input_files(split)]
   run_files.check_run_outputs(
       options.output_dir, names, [*inputs, *model.input_files()],
-      model.init_checkpoint,
+      model.source,
       [("--export_dir", options.export_dir)] if options.export_dir else [],
       model_files, _run_flags(task, options) if options.do_train else None)
 

@@ -73,7 +73,7 @@ class FineTuningTask(abc.ABC):
   @abc.abstractmethod
   def build_model(self, config):
     """The task's keras model for a BertConfig, declaring its checkpoint
-    head names (see tf_checkpoints.checkpoint_variables)."""
+    head names (see model_weights.checkpoint_variables)."""
 
   @property
   def name(self):
@@ -99,7 +99,7 @@ class FineTuningTask(abc.ABC):
   @abc.abstractmethod
   def objective(self):
     """The training objective: loss numerators and denominators, as
-    bert_tf.training.objectives defines them."""
+    bert_tf.objectives defines them."""
 
   def decode(self, split, data, outputs, tokenizer):
     """The split's predictions: what the model's outputs (on data.features,

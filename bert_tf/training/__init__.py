@@ -1,1 +1,2 @@
-"""Training machinery shared by the runners: the original optimizer and schedule."""
+"""The runners' training loop: Trainer, its distribution, checkpoints and
+progress."""

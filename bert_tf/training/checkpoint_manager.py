@@ -10,7 +10,9 @@ import logging
 import os
 import re
 
-from bert_tf.checkpoints import checkpoint_writer, tf_checkpoints
+from bert_tf.checkpoints import model_weights
+from bert_tf.checkpoints.original import checkpoint_writer
+from bert_tf.checkpoints.original import tf_checkpoints
 from bert_tf.checkpoints.names import GLOBAL_STEP
 from bert_tf.files import atomic_outputs, storage
 
@@ -63,12 +65,11 @@ def checkpoint_names(directory):
   return found
 
 
-def _global_step(prefix):
+def _global_step(reader, prefix):
   """A checkpoint's global_step (0 where it has none)."""
-  reader = tf_checkpoints.open_reader(prefix)
   if GLOBAL_STEP not in reader.get_variable_to_shape_map():
     return 0
-  return int(tf_checkpoints.read_tensors(reader, prefix,
+  return int(model_weights.read_tensors(reader, prefix,
                                          [GLOBAL_STEP])[GLOBAL_STEP])
 
 
@@ -130,7 +131,7 @@ class CheckpointManager:
       path = os.path.join(self.directory, name)
       try:
         step = self._restore(path, slots)
-      except tf_checkpoints.CorruptCheckpointError as error:
+      except model_weights.CorruptCheckpointError as error:
         logger.warning("%s; trying the checkpoint before it", error)
         damaged.append(name)
         continue
@@ -138,7 +139,7 @@ class CheckpointManager:
       logger.info("Resumed from %s at step %d", path, step)
       return step
     if damaged:
-      raise tf_checkpoints.CorruptCheckpointError(
+      raise model_weights.CorruptCheckpointError(
           f"{self.directory}: every checkpoint is damaged "
           f"({', '.join(damaged)}); remove them (and the '{STATE_FILE}' "
           f"file) to start again from --init_checkpoint")
@@ -154,11 +155,11 @@ class CheckpointManager:
       try:
         shapes = tf_checkpoints.open_reader(os.path.join(
             self.directory, name)).get_variable_to_shape_map()
-      except tf_checkpoints.CorruptCheckpointError:
+      except model_weights.CorruptCheckpointError:
         continue
-      slot = tf_checkpoints.SLOT_SUFFIXES[0]
+      slot = model_weights.SLOT_SUFFIXES[0]
       return [variable.path for checkpoint_name, variable in
-              tf_checkpoints.checkpoint_variables(self.model).items()
+              model_weights.checkpoint_variables(self.model).items()
               if f"{checkpoint_name}/{slot}" in shapes]
     return []
 
@@ -166,12 +167,14 @@ class CheckpointManager:
     """Weights, step and, where `slots`, slots from one checkpoint, all of
     them required."""
     try:
-      report = tf_checkpoints.load_checkpoint(self.model, path)
+      reader = tf_checkpoints.open_reader(path)
+      report = model_weights.load_weights(self.model, reader, path)
       if report.not_in_checkpoint:
         raise ValueError(f"it lacks {_listing(report.not_in_checkpoint)}")
       step = tf_checkpoints.load_optimizer_slots(
-          self.model, self.optimizer, path) if slots else _global_step(path)
-    except tf_checkpoints.CorruptCheckpointError:
+          self.model, self.optimizer, reader, path) if slots else \
+          _global_step(reader, path)
+    except model_weights.CorruptCheckpointError:
       raise
     except ValueError as error:
       files = "model.ckpt-*" if is_run_checkpoint(path) else \

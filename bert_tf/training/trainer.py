@@ -2,7 +2,7 @@
 
 One training step, on each replica:
   1. every loss term's denominator is summed over the global batch
-     (all replicas; see objectives.py);
+     (all replicas; see bert_tf/objectives/);
   2. the replica's batch is split into gradient_accumulation_steps
      micro-batches, whose gradients are summed;
   3. the gradients are summed over replicas, then clipped and applied by the
@@ -22,9 +22,10 @@ import time
 import keras
 import tensorflow as tf
 
-from bert_tf.checkpoints import tf_checkpoints
+from bert_tf.checkpoints.loading import load_checkpoint
 from bert_tf.files import storage
-from bert_tf.training import distribution, optimization, precision
+from bert_tf.optimization import optimizers, precision
+from bert_tf.training import distribution
 from bert_tf.training.checkpoint_manager import CheckpointManager
 from bert_tf.training.progress import Progress
 
@@ -55,7 +56,7 @@ class Trainer:
       created under.
     model: a bert_tf model.
     optimizer: an AdamWeightDecay or Lamb (its slots are checkpointed).
-    objective: e.g. objectives.PretrainingObjective().
+    objective: a bert_tf.objectives Objective (PretrainingObjective()).
     output_dir: where checkpoints, summaries and results go.
     options: TrainingOptions.
   """
@@ -86,9 +87,10 @@ class Trainer:
     return int(self.optimizer.iterations.numpy())
 
   def restore(self, init_checkpoint=None, slots=True, lora_rank=None):
-    """Resumes from output_dir's newest checkpoint, else loads init_checkpoint:
-    a head of another number of labels there is left out, and the model's
-    new one trains (tf_checkpoints.load_checkpoint's new_head), as
+    """Resumes from output_dir's newest checkpoint, else loads init_checkpoint
+    (a ModelDirectory, or any location loading.load_checkpoint
+    takes): a head of another number of labels there is left out, and the
+    model's new one trains (its new_head), as
     from_pretrained starts one. Then builds the optimizer for the weights
     that train.
 
@@ -110,8 +112,7 @@ class Trainer:
     if resuming and lora_rank is not None:
       self.model.new_weights = self.checkpoints.trained_weights()
     elif not resuming and init_checkpoint:
-      tf_checkpoints.load_checkpoint(self.model, init_checkpoint,
-                                     new_head=True)
+      load_checkpoint(self.model, init_checkpoint, new_head=True)
     with self.strategy.scope():  # the adapters' and the slots' variables
       if lora_rank is not None:
         self.model.enable_lora(lora_rank)
@@ -329,7 +330,7 @@ def create_trainer(strategy, build_model, objective, output_dir, options,
     keras.utils.set_random_seed(seed)
   with strategy.scope(), precision.dtype_policy(options.dtype):
     model = build_model()
-    model_optimizer = optimization.create_optimizer(
+    model_optimizer = optimizers.create_optimizer(
         learning_rate, max(options.num_train_steps, 1), num_warmup_steps,
         optimizer)
   trainer = Trainer(strategy, model, model_optimizer, objective, output_dir,

@@ -107,8 +107,15 @@ def read_vocabulary(vocab_file):
     data = reader.read()
   if not tokenizer_json.is_tokenizer_json(path):
     return Vocabulary(path, data, _vocab_txt_tokens(data))
-  settings = tokenizer_json.tokenizer_settings(json_files.parse_json_object(
-      input_checks.decode_utf8(data, path), path), path)
+  return tokenizer_json_vocabulary(
+      path, data, tokenizer_json.tokenizer_settings(
+          json_files.parse_json_object(input_checks.decode_utf8(data, path),
+                                       path), path))
+
+
+def tokenizer_json_vocabulary(path, data, settings):
+  """The Vocabulary of a tokenizer.json read already: its bytes and its
+  tokenizer_json.TokenizerJson."""
   return Vocabulary(path, data, settings.vocab,
                     settings.max_input_chars_per_word, settings.lower_case,
                     settings.added_tokens)

@@ -14,7 +14,9 @@ import none) read vocabularies through this module.
 import dataclasses
 import os
 
-from bert_tf.files.json_files import read_json_object
+from bert_tf.files import storage
+from bert_tf.files.input_checks import decode_utf8
+from bert_tf.files.json_files import parse_json_object, read_json_object
 
 TOKENIZER_FILE = "tokenizer.json"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
@@ -192,9 +194,14 @@ def _check_flags(token, where):
 
 
 def read_tokenizer_config(path):
-  """tokenizer_config.json as TokenizerConfig; raises ValueError naming the
-  file and field where bert_tf cannot tokenize as it says."""
-  values = read_json_object(path)
+  """tokenizer_config.json as TokenizerConfig (tokenizer_config)."""
+  return tokenizer_config(read_json_object(path), path)
+
+
+def tokenizer_config(values, path):
+  """tokenizer_config.json's parsed object as TokenizerConfig; raises
+  ValueError naming the file and field where bert_tf cannot tokenize as it
+  says."""
   if values.get("tokenize_chinese_chars") is False:
     raise ValueError(f"{path}: tokenize_chinese_chars is false; bert_tf "
                      f"always splits CJK characters (as the original)")
@@ -311,6 +318,9 @@ class FolderTokenizer:
     do_lower_case: tokenizer.json's normalizer's, else tokenizer_config
       .json's, else None; with where_said, the file that says it.
     model_max_length: tokenizer_config.json's, None where unset.
+    tokenizer_data, config_data: tokenizer.json's and
+      tokenizer_config.json's bytes as read, or None: what a copy of each
+      writes, without reading it again.
   """
   tokenizer_file: object
   settings: object
@@ -318,6 +328,8 @@ class FolderTokenizer:
   do_lower_case: object
   where_said: object
   model_max_length: object
+  tokenizer_data: object = None
+  config_data: object = None
 
   def check_casing(self, do_lower_case):
     """Raises ValueError where the files say another casing than
@@ -342,9 +354,14 @@ def read_folder(folder, find_file):
   """
   tokenizer_file = find_file(folder, TOKENIZER_FILE)
   config_file = find_file(folder, TOKENIZER_CONFIG_FILE)
-  settings = tokenizer_file and read_tokenizer_json(tokenizer_file)
-  config = read_tokenizer_config(config_file) if config_file else \
-      TokenizerConfig()
+  settings = tokenizer_data = config_data = None
+  config = TokenizerConfig()
+  if tokenizer_file:
+    tokenizer_data, values = _json_file(tokenizer_file)
+    settings = tokenizer_settings(values, tokenizer_file)
+  if config_file:
+    config_data, values = _json_file(config_file)
+    config = tokenizer_config(values, config_file)
   _check_kept_whole(folder, find_file, (tokenizer_file, config_file), config,
                     settings)
   do_lower_case, where = config.do_lower_case, config_file
@@ -358,4 +375,13 @@ def read_folder(folder, find_file):
             f"must agree")
     do_lower_case, where = settings.lower_case, tokenizer_file
   return FolderTokenizer(tokenizer_file, settings, config_file,
-                         do_lower_case, where, config.model_max_length)
+                         do_lower_case, where, config.model_max_length,
+                         tokenizer_data, config_data)
+
+
+def _json_file(path):
+  """(its bytes, its JSON object) of a file read once: a copy of it
+  writes the bytes, without reading it again."""
+  with storage.open_file(path, "rb") as reader:
+    data = reader.read()
+  return data, parse_json_object(decode_utf8(data, path), path)

@@ -17,7 +17,7 @@ import pytest
 
 import bert_tf
 from bert_tf.checkpoints import conversion
-from bert_tf.checkpoints.sentence_transformers_activations import (
+from bert_tf.checkpoints.sentence_transformers.activations import (
     TORCH_ACTIVATIONS)
 from tests.support.sentence_transformers_folders import (
     assert_as_sentence_transformers, expected, folder)

@@ -14,8 +14,10 @@ import pytest
 from safetensors.numpy import load_file, save_file
 
 import bert_tf
-from bert_tf.checkpoints import (conversion, huggingface_config,
-                                 huggingface_folder, tf_checkpoints)
+from bert_tf.checkpoints import conversion
+from bert_tf.checkpoints.huggingface.config import read_config
+from bert_tf.checkpoints.huggingface.reader import HuggingFaceFolder
+from bert_tf.checkpoints import loading
 from bert_tf.checkpoints.names import labels_fields, labels_of_fields
 from bert_tf.config import BertConfig
 from bert_tf.models import BertNextSentenceClassifier
@@ -147,7 +149,7 @@ def test_labels_and_problem_type_survive_conversion_both_ways(tmp_path,
   for key in ("architectures", "id2label", "label2id", "problem_type"):
     if key in theirs:  # (the next-sentence head's LABEL_i go unsaid)
       assert ours[key] == theirs[key], key
-  read_back = huggingface_folder.HuggingFaceFolder(str(back))
+  read_back = HuggingFaceFolder(str(back))
   assert (read_back.labels, read_back.problem_type) == HEADS[name][1:]
   ours_tensors = load_file(back / "model.safetensors")
   theirs_tensors = load_file(os.path.join(fixture(name), "model.safetensors"))
@@ -181,7 +183,7 @@ def test_labels_fields_are_read_back():
 
 
 def ner_tagger():
-  config = huggingface_config.read_config(os.path.join(CONLL_FOLDER,
+  config = read_config(os.path.join(CONLL_FOLDER,
                                               "config.json"))
   return NerTask("unused").build_model(config)
 
@@ -191,7 +193,7 @@ def test_run_ners_tagger_takes_a_conll_folders_rows_by_label_name():
   """The folder's id2label is CoNLL-2003's tags in transformers' order, not
   run_ner's."""
   model = ner_tagger()
-  tf_checkpoints.load_checkpoint(model, CONLL_FOLDER)
+  loading.load_checkpoint(model, CONLL_FOLDER)
   id2label = json.load(open(os.path.join(CONLL_FOLDER, "config.json")))[
       "id2label"]
   folder_labels = [id2label[str(index)] for index in range(len(id2label))]
@@ -209,7 +211,7 @@ def test_run_ners_tagger_takes_only_the_encoder_of_other_labels(caplog):
   model = ner_tagger()
   initial = model.tag_head.output_weights.numpy()
   with caplog.at_level(logging.WARNING):
-    report = tf_checkpoints.load_checkpoint(
+    report = loading.load_checkpoint(
         model, fixture("bert_for_token_classification_drug"))
   assert report.not_in_checkpoint[-2:] == ["cls/ner/output_weights",
                                            "cls/ner/output_bias"]
@@ -226,8 +228,8 @@ def test_a_converted_conll_folder_keeps_mapping_rows_by_name(tmp_path):
   conversion.convert(CONLL_FOLDER, str(tmp_path / "original"),
                      conversion.ORIGINAL)
   from_folder, converted = ner_tagger(), ner_tagger()
-  tf_checkpoints.load_checkpoint(from_folder, CONLL_FOLDER)
-  tf_checkpoints.load_checkpoint(converted, str(tmp_path / "original"))
+  loading.load_checkpoint(from_folder, CONLL_FOLDER)
+  loading.load_checkpoint(converted, str(tmp_path / "original"))
   np.testing.assert_array_equal(converted.tag_head.output_weights.numpy(),
                                 from_folder.tag_head.output_weights.numpy())
   np.testing.assert_array_equal(converted.tag_head.output_bias.numpy(),

@@ -4,7 +4,7 @@ import tensorflow as tf
 
 from bert_tf.layers.activations import gelu_exact
 from bert_tf.layers.transformer_block import TransformerBlock
-from bert_tf.training import precision
+from bert_tf.optimization import precision
 from tests.layers.test_attention import numpy_attention
 from tests.support.keras_harness import run_layer_test
 

@@ -12,11 +12,11 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from bert_tf.checkpoints.sentence_transformers_activations import (
+from bert_tf.checkpoints.sentence_transformers.activations import (
     TORCH_ACTIVATIONS)
 from bert_tf.layers.activations import HEAD_ACTIVATIONS
 from bert_tf.models.embedder import SIMILARITIES
-from bert_tf.training.predictor import Predictor
+from bert_tf.models.predictor import Predictor
 from tests.support.helpers import random_inputs, tiny_config
 from tests.support.keras_harness import run_model_test
 from tests.support.sentence_transformers_folders import (

@@ -240,7 +240,7 @@ def test_a_pooler_the_checkpoint_lacks_trains_with_the_head(tmp_path):
   trains with the adapters and the head instead of staying frozen at
   random; the encoder's loaded weights stay frozen. A .keras file keeps
   which weights train, and the optimizer's slots for them."""
-  config = conversion.open_checkpoint(MASKED_LM, needs_vocab=False).config
+  config = conversion.open_model_directory(MASKED_LM, needs_vocab=False).config
   model = bert_tf.BertClassifier(config, 2)
   report = bert_tf.load_checkpoint(model, MASKED_LM)
   assert report.not_in_checkpoint == [

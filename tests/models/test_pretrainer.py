@@ -133,7 +133,7 @@ def test_the_loss_on_ids_is_run_pretrainings():
   weights = (masked_lm_ids > 0).astype(np.float32)
   loss = model.evaluate(inputs, (masked_lm_ids, next_sentence_labels),
                         sample_weight=(weights, np.ones(3)), verbose=0)
-  expected = bert_tf.training.losses.pretraining_loss(
+  expected = bert_tf.pretraining_loss(
       model(inputs, training=False),
       {"masked_lm_ids": masked_lm_ids, "masked_lm_weights": weights,
        "next_sentence_labels": next_sentence_labels})

@@ -104,10 +104,11 @@ def test_quantized_predictions_agree_with_float(trained, mode):
 
 @pytest.mark.parametrize("mode, config", [
     ("int16", None), ("gptq", None), ("awq", None), (None, GPTQ_CONFIG),
-    ("gptq", GPTQ_CONFIG), (None, "gptq")])
+    ("gptq", GPTQ_CONFIG), (None, "gptq"), ("int16", "int8")])
 def test_bert_tf_refuses_other_modes_before_keras(mode, config):
   """bert_tf's refusal, not Keras' demand for a GPTQConfig or its list of
-  modes; the model stays float."""
+  modes, nor a string config quietly replacing the mode; the model stays
+  float."""
   model = bert_tf.BertClassifier(tiny_config(), 2)
   with pytest.raises(ValueError, match=r"BertClassifier.quantize\('(int16|gptq|"
                                        r"awq)'\): bert_tf models support "

@@ -11,9 +11,9 @@ import pytest
 from safetensors.numpy import load_file
 
 from bert_tf.checkpoints import conversion, huggingface, names
-from bert_tf.checkpoints.tf_checkpoints import load_checkpoint
+from bert_tf.checkpoints.model_weights import load_weights
 from bert_tf.models import BertClassifier, BertPretrainer
-from bert_tf.models.pretrained import MODEL_CLASSES, load_pretrained
+from bert_tf.models.load_pretrained import MODEL_CLASSES, load_pretrained
 from bert_tf.text.preprocessor import BertPreprocessor
 from tests.support.helpers import PROJECT_DIR, SHARED_DIR, random_inputs
 
@@ -41,9 +41,9 @@ def _opened(folder):
   if os.path.exists(os.path.join(folder, "vocab.txt")):
     pretrained = load_pretrained(folder)
     return pretrained.model, pretrained.vocab_file, architecture
-  source = conversion.open_checkpoint(folder, needs_vocab=False)
+  source = conversion.open_model_directory(folder, needs_vocab=False)
   model = BertPretrainer(source.config)
-  load_checkpoint(model, source.path, source.reader)
+  load_weights(model, source.reader, source.path)
   return model, VOCAB_FILE, architecture
 
 

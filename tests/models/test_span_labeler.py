@@ -45,3 +45,23 @@ def test_compiled_loss_on_start_and_end_positions_is_run_squads():
       for index, name in enumerate(("start_logits", "end_logits"))])
   np.testing.assert_allclose(results["loss"], expected, rtol=1e-5)
   assert 0 <= results["sparse_categorical_accuracy"] <= 1
+
+
+def test_compiles_default_weighs_each_example_as_the_runner():
+  """compile()'s loss is SpanObjective's, one number per example: a
+  sample weight per example scales it (Keras' own sparse cross-entropy
+  refused [batch] weights on [batch, 2] targets at the first step), and
+  the runners' mean over the real examples is the loss scaled back."""
+  model = bert_tf.BertSpanLabeler(tiny_config())
+  model.compile()
+  positions = np.array([[1, 3], [0, 0], [5, 9]], np.int32)
+  real = np.array([1.0, 1.0, 0.0], np.float32)
+  weighted = model.evaluate(inputs(), positions, sample_weight=real,
+                            batch_size=3, verbose=0, return_dict=True)
+  outputs = model(inputs())
+  features = {"start_positions": positions[:, 0],
+              "end_positions": positions[:, 1], "is_real_example": real}
+  trainer_loss = (model.objective.loss_numerators(outputs, features)[
+      "span_loss"] / model.objective.loss_denominators(features)["span_loss"])
+  np.testing.assert_allclose(weighted["loss"] * 3 / 2, trainer_loss,
+                             rtol=1e-5)

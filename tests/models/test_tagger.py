@@ -5,7 +5,8 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from bert_tf.training.optimization import create_optimizer
+from bert_tf.checkpoints.original import tf_checkpoints
+from bert_tf.optimization.optimizers import create_optimizer
 from tests.support.helpers import random_inputs, tiny_config
 from tests.support.keras_harness import run_model_test
 
@@ -41,7 +42,7 @@ def feature_tagger(combination="weighted_sum"):
 def test_the_feature_tagger_trains_only_its_head(tmp_path):
   model = feature_tagger()
   assert model(inputs())["logits"].shape == (3, 16, 9)
-  names = bert_tf.checkpoints.tf_checkpoints.checkpoint_variables(model)
+  names = bert_tf.checkpoints.model_weights.checkpoint_variables(model)
   trainable = {id(variable) for variable in model.trainable_variables}
   assert {name for name, variable in names.items()
           if id(variable) in trainable} == {
@@ -61,8 +62,9 @@ def test_the_feature_tagger_trains_only_its_head(tmp_path):
   restored = feature_tagger()
   bert_tf.load_checkpoint(restored, path)
   restored_optimizer = create_optimizer(1e-3, 10, 1)
-  assert bert_tf.checkpoints.tf_checkpoints.load_optimizer_slots(
-      restored, restored_optimizer, path) == 0
+  assert tf_checkpoints.load_optimizer_slots(
+      restored, restored_optimizer, tf_checkpoints.open_reader(path),
+      path) == 0
   np.testing.assert_allclose(restored(inputs())["logits"],
                              model(inputs())["logits"], atol=1e-6)
 

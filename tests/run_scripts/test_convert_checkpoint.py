@@ -14,7 +14,8 @@ import pytest
 import tensorflow as tf
 from safetensors.numpy import load_file
 
-from bert_tf.checkpoints import checkpoint_writer, conversion
+from bert_tf.checkpoints import conversion
+from bert_tf.checkpoints.original import checkpoint_writer
 from tests.support.helpers import (PROJECT_DIR, SHARED_DIR,
                                    assert_fails_in_one_line, assert_help_lists,
                                    run_on_a_full_disk, run_script_cases)
@@ -127,7 +128,7 @@ def test_question_answering_and_tagging_heads_leave_the_pooler(tmp_path):
 
 # Refused before any work, in one line: Python's checks, the same on every
 # TensorFlow (a damaged checkpoint's TensorFlow error is
-# tests/checkpoints/test_tf_checkpoints.py's); one leg of CI runs it.
+# tests/checkpoints/original/test_tf_checkpoints.py's); one leg of CI runs it.
 @pytest.mark.rerun
 def test_bad_input_is_refused_in_one_line_and_nothing_is_written(tmp_path):
   taken = tmp_path / "taken"

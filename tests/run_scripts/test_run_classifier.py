@@ -293,7 +293,7 @@ def test_lora_rank_trains_the_pooler_a_folder_lacks(tmp_path):
   trains the same weights from their restored slots, and its export
   holds the pooler trained."""
   import tensorflow as tf
-  from bert_tf.checkpoints.huggingface_folder import HuggingFaceFolder
+  from bert_tf.checkpoints.huggingface.reader import HuggingFaceFolder
   folder = os.path.join(SHARED_DIR, "reference", "huggingface",
                         "bert_for_question_answering")
   write_tsv(tmp_path / "data" / "train.tsv", ["sentence", "label"],
@@ -576,7 +576,7 @@ def test_a_head_of_other_labels_is_new_and_resuming_names_a_flag_changed(
   naming the flag; another --max_seq_length shapes no variable and goes
   on; evaluating them needs no --lora_rank."""
   import tensorflow as tf
-  from bert_tf.checkpoints.huggingface_folder import HuggingFaceFolder
+  from bert_tf.checkpoints.huggingface.reader import HuggingFaceFolder
   rows = [["the film", "1"], ["a file", "0"]] * 4
   for split in ("train", "dev"):
     write_tsv(tmp_path / "sst2" / f"{split}.tsv", ["sentence", "label"], rows)

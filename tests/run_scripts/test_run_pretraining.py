@@ -12,10 +12,10 @@ import tensorflow as tf
 
 import bert_tf
 from bert_tf.data import tfrecords
+from bert_tf.optimization import optimizers
 from bert_tf.pretraining import features as pretraining_features
 from bert_tf.pretraining.dataset import pretraining_dataset
 from bert_tf.pretraining.instances import TrainingInstance
-from bert_tf.training import optimization
 from bert_tf.training.checkpoint_manager import CheckpointManager
 from tests.support.helpers import (ORIGINAL_TINY, ORIGINAL_TINY_TRAIN,
                                    PROJECT_DIR,
@@ -293,7 +293,7 @@ def save_checkpoints(directory, steps):
   """Checkpoints of the reference model and an optimizer at these steps."""
   model = bert_tf.BertPretrainer(bert_tf.BertConfig.from_json_file(
       ORIGINAL_FLAGS["bert_config_file"]))
-  optimizer = optimization.create_optimizer(1e-3, 10, 2)
+  optimizer = optimizers.create_optimizer(1e-3, 10, 2)
   optimizer.build(model.trainable_variables)
   manager = CheckpointManager(model, optimizer, str(directory))
   for step in steps:

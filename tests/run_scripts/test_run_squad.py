@@ -20,7 +20,7 @@ from bert_tf.tasks.squad import examples as squad, features as squad_features
 from bert_tf.tasks.squad.answers import AnswerOptions
 from bert_tf.tasks.squad.task import SquadTask
 from bert_tf.tasks.task import SplitData
-from bert_tf.training.predictor import Predictor
+from bert_tf.models.predictor import Predictor
 from tests.support.helpers import (FINE_TUNING_FLAGS, SHARED_DIR,
                                    assert_cases_fail_before_writing,
                                    assert_help_lists, run_script,

@@ -86,10 +86,11 @@ def test_the_scripts_flag_choices_are_the_librarys():
   """The choices the scripts name so that their flags parse without
   TensorFlow are those the library runs."""
   # pylint: disable=import-outside-toplevel
-  from bert_tf.features import embeddings, extraction
+  from bert_tf.extraction import embeddings, extraction
   from bert_tf.layers import layer_combination
+  from bert_tf.optimization import optimizers, precision
   from bert_tf.tasks.squad import serving
-  from bert_tf.training import distribution, optimization, precision
+  from bert_tf.training import distribution
   assert [_script_constant(script, name) for script, name in [
       ("model_flags.py", "STRATEGIES"), ("model_flags.py", "DTYPES"),
       ("training_flags.py", "OPTIMIZERS"), ("run_ner.py", "FEATURE_CHOICES"),
@@ -98,7 +99,7 @@ def test_the_scripts_flag_choices_are_the_librarys():
       ("extract_features.py", "DEFAULT_MAX_SEQ_LENGTH"),
       ("extract_features.py", "POOLINGS")]] == [
           tuple(distribution.STRATEGIES), tuple(precision.POLICIES),
-          tuple(optimization.OPTIMIZERS),
+          tuple(optimizers.OPTIMIZERS),
           tuple(layer_combination.FEATURE_CHOICES),
           serving.MAX_SERVING_CONTEXT_LENGTH, extraction.DEFAULT_LAYERS,
           extraction.DEFAULT_MAX_SEQ_LENGTH, tuple(embeddings.POOLINGS)]

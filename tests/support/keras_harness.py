@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import bert_tf
-from bert_tf.training.precision import dtype_policy
+from bert_tf.optimization.precision import dtype_policy
 from tests.support.helpers import random_inputs, tiny_config
 
 # Keras' GPTQ configuration, which bert_tf models refuse (they do not

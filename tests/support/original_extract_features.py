@@ -7,7 +7,7 @@ tf.layers.dense, ModeKeys and a TPUEstimator that runs its model_fn in a
 session on its input_fn. originals_line is what its main() writes for a
 line, value by value. Used by the fixture generator
 (tests/fixtures/extract_features/make_reference.py), the JSONL's tests
-(tests/features/test_jsonl.py) and benchmarks/extract_features.py.
+(tests/extraction/test_jsonl.py) and benchmarks/extract_features.py.
 """
 
 import json

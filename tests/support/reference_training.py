@@ -13,9 +13,9 @@ import sys
 import tensorflow as tf
 
 import bert_tf
+from bert_tf.objectives.pretraining import PretrainingObjective
+from bert_tf.optimization import optimizers, precision
 from bert_tf.pretraining.dataset import pretraining_dataset
-from bert_tf.training import optimization, precision
-from bert_tf.training.objectives import PretrainingObjective
 from bert_tf.training.trainer import Trainer, TrainingOptions
 from tests.support.helpers import ORIGINAL_TINY, ORIGINAL_TINY_TRAIN
 
@@ -33,7 +33,7 @@ def train(output_dir, strategy=None, batch_size=3, num_train_steps=10,
       os.path.join(ORIGINAL_TINY_TRAIN, "bert_config.json"))
   with strategy.scope(), precision.dtype_policy(options.dtype):
     model = bert_tf.BertPretrainer(config)
-    optimizer = optimization.create_optimizer(1e-3, num_train_steps=10,
+    optimizer = optimizers.create_optimizer(1e-3, num_train_steps=10,
                                               num_warmup_steps=2)
   trainer = Trainer(strategy, model, optimizer, PretrainingObjective(),
                     output_dir, options)

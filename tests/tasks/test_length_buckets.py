@@ -23,7 +23,7 @@ from bert_tf.tasks.squad.answers import AnswerOptions
 from bert_tf.tasks.squad.task import SquadTask
 from bert_tf.tasks.swag.task import SwagTask
 from bert_tf.tasks.task import SplitData
-from bert_tf.training.predictor import Predictor
+from bert_tf.models.predictor import Predictor
 from tests.support.conll_fixtures import synthetic_conll
 from tests.support.helpers import SHARED_DIR, tiny_config
 from tests.support.squad_fixtures import DEMO_VOCAB, synthetic_squad

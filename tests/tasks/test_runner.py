@@ -10,10 +10,10 @@ import tensorflow as tf
 
 from bert_tf.data.text_inputs import encode_texts
 from bert_tf.models.classifier import BertClassifier
+from bert_tf.objectives.classification import ClassificationObjective
 from bert_tf.tasks.glue.serving import classifier_serving
 from bert_tf.tasks.runner import FineTuningOptions, run_fine_tuning
 from bert_tf.tasks.task import FineTuningTask
-from bert_tf.training.objectives import ClassificationObjective
 from bert_tf.training.trainer import TrainingOptions
 from tests.support.helpers import PROJECT_DIR, tiny_config
 from tests.support.serving import serve_export

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.features.embeddings import embedding_serving
-from bert_tf.features.serving import feature_serving
+from bert_tf.extraction.embeddings import embedding_serving
+from bert_tf.extraction.serving import feature_serving
 from bert_tf.files import export
 from bert_tf.models import (BertClassifier, BertEmbedder,
                             BertMultipleChoice, BertSpanLabeler, BertTagger)

@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 import bert_tf
-from bert_tf.training import optimization
+from bert_tf.optimization import optimizers
 from bert_tf.training.checkpoint_manager import CheckpointManager
 from tests.support.helpers import (random_inputs, save_listed_checkpoint,
                                    tiny_config)
@@ -27,7 +27,7 @@ def train(model, optimizer, steps, manager=None, save_every=None, start=0):
 
 def make(config, directory, keep=2):
   model = bert_tf.BertPretrainer(config)
-  optimizer = optimization.create_optimizer(1e-3, 10, 2)
+  optimizer = optimizers.create_optimizer(1e-3, 10, 2)
   return model, optimizer, CheckpointManager(model, optimizer, directory,
                                              keep_checkpoint_max=keep)
 

@@ -13,9 +13,9 @@ import tensorflow as tf
 import bert_tf
 from bert_tf import tokenization
 from bert_tf.data import batching
+from bert_tf.optimization import precision
 from bert_tf.tasks.glue import examples as glue
 from bert_tf.tasks.glue import features as classifier_features
-from bert_tf.training import precision
 from tests.support.helpers import (PROJECT_DIR, assert_checkpoints_close,
                                    random_inputs, run_script, tiny_config)
 from tests.support.keyword_task import VOCAB, keyword_sentences

@@ -13,7 +13,7 @@ import bert_tf
 from bert_tf import tokenization
 from bert_tf.checkpoints import conversion
 from bert_tf.files.model_files import model_file
-from bert_tf.models.pretrained import load_pretrained
+from bert_tf.models.load_pretrained import load_pretrained
 from bert_tf.text.preprocessor import BertPreprocessor
 from bert_tf.wordpiece import learning, tokenizer_json, vocabulary
 from tests.support.helpers import run_script
@@ -189,7 +189,7 @@ def test_a_tokenizer_config_against_the_tokenizer_json_is_refused(
   with pytest.raises(ValueError, match=(
       f"^{config_file}: {field} False, but "
       f"{classifier_copy / 'tokenizer.json'}'s normalizer lower-cases")):
-    conversion.open_checkpoint(str(classifier_copy))
+    conversion.open_model_directory(str(classifier_copy))
 
 
 def test_a_vocab_txt_unlike_the_tokenizer_json_is_refused(classifier_copy):
@@ -197,7 +197,7 @@ def test_a_vocab_txt_unlike_the_tokenizer_json_is_refused(classifier_copy):
                                             "tokenizer.json")))
   vocab_file = classifier_copy / "vocab.txt"
   learning.write_vocab(tokens, str(vocab_file))
-  assert conversion.open_checkpoint(str(classifier_copy)).vocab_file == \
+  assert conversion.open_model_directory(str(classifier_copy)).vocab_file == \
       str(vocab_file)
   tokens[5], tokens[6] = tokens[6], tokens[5]
   vocab_file.unlink()
@@ -205,7 +205,7 @@ def test_a_vocab_txt_unlike_the_tokenizer_json_is_refused(classifier_copy):
   with pytest.raises(ValueError, match=(
       f"^{vocab_file} and {classifier_copy / 'tokenizer.json'} hold "
       f"different vocabularies .* first differing at line 6")):
-    conversion.open_checkpoint(str(classifier_copy))
+    conversion.open_model_directory(str(classifier_copy))
 
 
 @pytest.fixture(scope="module")
@@ -349,7 +349,7 @@ def test_special_tokens_bert_tf_cannot_keep_as_transformers_are_refused(
   CONFIG_REFUSALS[message](values)
   config_file.write_text(json.dumps(values))
   with pytest.raises(ValueError, match=f"^{config_file}: {message}") as error:
-    conversion.open_checkpoint(str(classifier_copy))
+    conversion.open_model_directory(str(classifier_copy))
   assert "\n" not in str(error.value)
 
 
@@ -365,7 +365,7 @@ def test_a_tokenizer_json_s_special_token_must_be_what_transformers_keeps(
   values["added_tokens"].append({**_UNUSED5, "content": token,
                                  "id": values["model"]["vocab"][token]})
   tokenizer_file.write_text(json.dumps(values))
-  source = conversion.open_checkpoint(str(classifier_copy))
+  source = conversion.open_model_directory(str(classifier_copy))
   assert token in source.vocabulary.special_tokens
   config_file = classifier_copy / tokenizer_json.TOKENIZER_CONFIG_FILE
   config = json.loads(config_file.read_text())
@@ -373,13 +373,13 @@ def test_a_tokenizer_json_s_special_token_must_be_what_transformers_keeps(
   with pytest.raises(ValueError, match=(
       rf"^{tokenizer_file}: added token '\[unused4\]' is not in "
       rf"{config_file}'s added_tokens_decoder, which transformers follows")):
-    conversion.open_checkpoint(str(classifier_copy))
+    conversion.open_model_directory(str(classifier_copy))
   config_file.write_text(json.dumps(config))
   learning.write_vocab(list(values["model"]["vocab"]),
                        str(classifier_copy / "vocab.txt"))
   with pytest.raises(ValueError, match=(
       rf"^{tokenizer_file}: '\[unused4\]' is a special token")):
-    conversion.open_checkpoint(str(classifier_copy))
+    conversion.open_model_directory(str(classifier_copy))
 
 
 @pytest.mark.parametrize("length, read", [

@@ -10,12 +10,13 @@ text with probabilities and label names.
 
 from bert_tf.checkpoints.names import labels_fields
 from bert_tf.models.classifier import BertClassifier
+from bert_tf.objectives.classification import (ClassificationObjective,
+                                               RegressionObjective)
 from bert_tf.tasks.classification import write_probabilities
 from bert_tf.tasks.glue import examples, features
 from bert_tf.tasks.glue.metrics import glue_metrics
 from bert_tf.tasks.glue.serving import classifier_serving
 from bert_tf.tasks.task import FineTuningTask
-from bert_tf.training.objectives import ClassificationObjective
 
 
 class GlueTask(FineTuningTask):
@@ -36,7 +37,8 @@ class GlueTask(FineTuningTask):
     self.language = language
     self.eval_splits = tuple(task.dev_splits)
     self.predict_splits = tuple(task.test_splits)
-    self._objective = ClassificationObjective(task.is_regression)
+    self._objective = (RegressionObjective() if task.is_regression
+                       else ClassificationObjective())
 
   def input_files(self, split):
     return [("--data_dir",

@@ -17,11 +17,11 @@ import numpy as np
 from bert_tf.checkpoints.names import labels_fields
 from bert_tf.layers import layer_combination
 from bert_tf.models.tagger import BertFeatureTagger, BertTagger
+from bert_tf.objectives.tagging import TaggingObjective
 from bert_tf.tasks.ner import examples, features
 from bert_tf.tasks.ner.metrics import entity_metrics
 from bert_tf.tasks.ner.serving import ner_serving
 from bert_tf.tasks.task import FineTuningTask
-from bert_tf.training.objectives import TaggingObjective
 
 # The CoNLL-2003 distribution's names of the splits.
 SPLIT_FILES = {"train": "eng.train", "dev": "eng.testa", "test": "eng.testb"}

@@ -20,7 +20,7 @@ import tensorflow as tf
 from bert_tf.tasks.serving import IdsServing, checked_texts, ids_signatures
 from bert_tf.tasks.squad.answers import LARGE_NULL_SCORE
 from bert_tf.tasks.squad.windows import doc_stride_windows
-from bert_tf.text.final_text import final_text
+from bert_tf.tasks.squad.final_text import final_text
 from bert_tf.text.offsets import tokenize_with_offsets
 from bert_tf.wordpiece.rules import CLS_TOKEN, SEP_TOKEN, UNK_TOKEN
 

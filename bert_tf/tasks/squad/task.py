@@ -10,11 +10,11 @@ threshold included (metrics.py).
 """
 
 from bert_tf.models.span_labeler import BertSpanLabeler
+from bert_tf.objectives.spans import SpanObjective
 from bert_tf.tasks.squad import answers, examples, features, metrics
 from bert_tf.tasks.squad.serving import (MAX_SERVING_CONTEXT_LENGTH,
                                          squad_serving)
 from bert_tf.tasks.task import FineTuningTask
-from bert_tf.training.objectives import SpanObjective
 
 # What predicting writes: null_odds.json with --version_2_with_negative.
 _PREDICTION_FILES = ("predictions.json", "nbest_predictions.json",

@@ -12,12 +12,12 @@ test_predictions.tsv each row's index and predicted ending.
 import os
 
 from bert_tf.models.multiple_choice import BertMultipleChoice
+from bert_tf.objectives.multiple_choice import MultipleChoiceObjective
 from bert_tf.tasks.classification import (classification_metrics,
                                           write_probabilities)
 from bert_tf.tasks.swag import examples, features
 from bert_tf.tasks.swag.serving import swag_serving
 from bert_tf.tasks.task import FineTuningTask
-from bert_tf.training.objectives import ClassificationObjective
 
 # The swagaf distribution's names of the splits.
 SPLIT_FILES = {"train": "train.csv", "dev": "val.csv", "test": "test.csv"}
@@ -29,7 +29,7 @@ class SwagTask(FineTuningTask):
   name = "swag"
   eval_splits = ("dev",)
   predict_splits = ("test",)
-  objective = ClassificationObjective()
+  objective = MultipleChoiceObjective()
   exports = True
 
   def __init__(self, data_dir):

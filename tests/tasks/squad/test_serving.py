@@ -20,7 +20,7 @@ from bert_tf.tasks.squad.serving import (_best_spans, _has_piece,
 from bert_tf.tasks.squad.task import SquadTask
 from bert_tf.tasks.squad.windows import doc_stride_windows
 from bert_tf.text import InGraphTokenizer
-from bert_tf.text.final_text import final_text
+from bert_tf.tasks.squad.final_text import final_text
 from bert_tf.text.offsets import tokenize_with_offsets
 from tests.support.helpers import tiny_config
 from tests.support.squad_fixtures import DEMO_VOCAB, synthetic_squad

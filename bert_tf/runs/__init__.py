@@ -1,0 +1,2 @@
+"""What a program does before its work: the run's model resolved once from
+its flags (run_setup) and its output directory checked (run_files)."""
