@@ -38,7 +38,7 @@ _MARKER_FILES = (sentence_transformers.MODULES_FILE,
                  huggingface.CONFIG_FILE, ORIGINAL_CONFIG_FILE)
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class ModelFiles:
   """What a model directory is written from, in either format.
 

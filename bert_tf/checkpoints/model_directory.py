@@ -306,8 +306,8 @@ def _with_activation(pipeline, directory, activation):
   where the folder has no pipeline (the Hub's ms-marco layout)."""
   if pipeline is None:
     return activation and sentence_transformers.Pipeline(
-        sentence_transformers.CROSS_ENCODER, directory,
-        activation=activation)
+        model_type=sentence_transformers.CROSS_ENCODER,
+        transformer_dir=directory, activation=activation)
   if pipeline.model_type == sentence_transformers.CROSS_ENCODER and \
       pipeline.activation is None:
     return dataclasses.replace(pipeline, activation=activation)

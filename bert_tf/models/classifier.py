@@ -188,7 +188,7 @@ class BertClassifier(TextModel):
     if "BertForSequenceClassification" not in self.huggingface_architectures:
       return None
     return sentence_transformers.Pipeline(
-        sentence_transformers.CROSS_ENCODER, "",
+        model_type=sentence_transformers.CROSS_ENCODER, transformer_dir="",
         activation=activation_or_default(self.score_activation,
                                          self.num_labels))
 

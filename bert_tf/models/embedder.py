@@ -147,10 +147,13 @@ class BertEmbedder(TextModel):
     dense = []
     for spec in self.dense:
       dense.append(sentence_transformers.DenseModule(
-          width, spec["units"], spec["activation"], spec["use_bias"], ""))
+          in_features=width, units=spec["units"],
+          activation=spec["activation"], use_bias=spec["use_bias"],
+          weights_file=""))
       width = spec["units"]
     return sentence_transformers.Pipeline(
-        sentence_transformers.EMBEDDER, "", pooling=tuple(self.pooling),
+        model_type=sentence_transformers.EMBEDDER, transformer_dir="",
+        pooling=tuple(self.pooling),
         dense=dense, normalize=self.normalize, prompts=dict(self.prompts),
         default_prompt_name=self.default_prompt_name,
         similarity=self.similarity)

@@ -33,7 +33,7 @@ _TRAINING_FIELDS = ("hidden_dropout_prob", "attention_probs_dropout_prob",
                     "initializer_range")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class RunModel:
   """A run's model, resolved.
 

@@ -307,7 +307,7 @@ def _check_kept_whole(folder, find_file, files, config, settings):
         f"the two files must agree")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class FolderTokenizer:
   """A model folder's tokenizer files, read and checked to agree.
 
@@ -374,9 +374,12 @@ def read_folder(folder, find_file):
             f"normalizer lower-cases: {settings.lower_case}; the two files "
             f"must agree")
     do_lower_case, where = settings.lower_case, tokenizer_file
-  return FolderTokenizer(tokenizer_file, settings, config_file,
-                         do_lower_case, where, config.model_max_length,
-                         tokenizer_data, config_data)
+  return FolderTokenizer(tokenizer_file=tokenizer_file, settings=settings,
+                         config_file=config_file, do_lower_case=do_lower_case,
+                         where_said=where,
+                         model_max_length=config.model_max_length,
+                         tokenizer_data=tokenizer_data,
+                         config_data=config_data)
 
 
 def _json_file(path):

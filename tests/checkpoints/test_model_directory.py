@@ -74,6 +74,12 @@ def test_extract_features_reads_a_folder_once(tmp_path):
 
 
 def test_conversion_reads_a_folder_once(tmp_path):
+  opened = open_model_directory(TRANSFORMERS5, stored_dtypes=True)
+  with counted_reads(TRANSFORMERS5) as counts:
+    bert_tf.conversion.convert(opened, str(tmp_path / "original"),
+                               ORIGINAL)
+  assert all(what.endswith("tensor") for what, *_ in counts)
+  assert not counts_over_one(counts)
   assert _run_counted("convert_checkpoint.py", EMBEDDER, {
       "input_dir": EMBEDDER, "output_dir": tmp_path / "out",
       "output_format": "huggingface"}) == "[]"
@@ -98,13 +104,20 @@ def _run_counted(script, directory, flags):
     (CROSS_ENCODER, SENTENCE_TRANSFORMERS, HUGGINGFACE),
     (COMMUNITY, ORIGINAL, ORIGINAL)])
 def test_a_directory_is_typed_by_its_layout_and_format(directory, layout,
-                                                       weights_format):
+                                                       weights_format,
+                                                       tmp_path):
   opened = open_model_directory(directory)
   assert (opened.layout, opened.format) == (layout, weights_format)
   assert opened.directory == directory
-  # Whatever takes a directory takes one opened already.
-  assert open_model_directory(opened) is opened
-  assert bert_tf.load_pretrained(opened).config == opened.config
+  # Whatever takes a directory takes one opened already, reading nothing.
+  with counted_reads(directory) as counts:
+    assert open_model_directory(opened) is opened
+    assert bert_tf.load_pretrained(opened).config == opened.config
+    assert bert_tf.BertEncoder.from_pretrained(opened).config == \
+        opened.config
+    assert loading.load_checkpoint(bert_tf.BertEncoder(opened.config),
+                                   opened).loaded
+  assert all(what.endswith("tensor") for what, *_ in counts)
 
 
 def test_records_are_built_with_keywords():

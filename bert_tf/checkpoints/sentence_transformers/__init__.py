@@ -69,7 +69,7 @@ DEFAULT_SIMILARITY = "cosine"
 _LISTED = 8
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class DenseModule:
   """A Dense module: in_features -> units (out_features); its weights
   [out, in] as stored."""
@@ -80,7 +80,7 @@ class DenseModule:
   weights_file: str
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class Pipeline:
   """A sentence-transformers folder's modules and settings.
 
@@ -135,7 +135,8 @@ def read_pipeline(directory):
                      f"not one bert_tf reproduces ({EMBEDDER}, "
                      f"{CROSS_ENCODER})")
   modules = _modules(directory, model_type)
-  pipeline = Pipeline(model_type, modules[0][1] if modules else directory)
+  pipeline = Pipeline(model_type=model_type,
+                      transformer_dir=modules[0][1] if modules else directory)
   pipeline.prompts, pipeline.default_prompt_name = _prompts(
       model_config, model_config_file)
   pipeline.similarity = model_config.get("similarity_fn_name")
@@ -318,8 +319,9 @@ def _dense(module_dir):
                             f": missing; a Dense module has its weights")
   use_bias = bool(values.get("bias", True))
   _check_dense_weights(weights_file, values["in_features"], units, use_bias)
-  return DenseModule(values["in_features"], units, activation, use_bias,
-                     weights_file)
+  return DenseModule(in_features=values["in_features"], units=units,
+                     activation=activation, use_bias=use_bias,
+                     weights_file=weights_file)
 
 
 def _check_dense_weights(weights_file, in_features, units, use_bias):

@@ -208,7 +208,8 @@ def test_max_length_as_sentence_transformers_chooses_it():
   transformers' unset 1e30), capped by the position table."""
   def length(max_seq_length, model_max_length):
     pipeline = sentence_transformers.Pipeline(
-        sentence_transformers.EMBEDDER, "", max_seq_length=max_seq_length)
+        model_type=sentence_transformers.EMBEDDER, transformer_dir="",
+        max_seq_length=max_seq_length)
     return sentence_transformers.max_length_of(pipeline, model_max_length,
                                                64)
   assert length(16, 512) == 16
