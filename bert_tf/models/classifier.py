@@ -35,6 +35,8 @@ class BertClassifier(TextModel):
   Args:
     config: a BertConfig (or its dict).
     num_labels: the number of classes, or 1 for regression.
+    preprocessor: an optional BertPreprocessor (see TextModel); the model
+      then takes raw text, one text or a pair (a tuple) per example.
     problem_type: as transformers' config says what the logits are for
       (names.PROBLEM_TYPES): "multi_label_classification" gives each
       label's sigmoid, "regression" (num_labels 1) the prediction, and
@@ -42,8 +44,6 @@ class BertClassifier(TextModel):
       label, else a softmax.
     labels: the classes' names in row order, or None (save_pretrained
       then writes transformers' LABEL_i).
-    preprocessor: an optional BertPreprocessor (see TextModel); the model
-      then takes raw text, one text or a pair (a tuple) per example.
     score_activation: None, or the activation of a cross-encoder's scores
       (SCORE_ACTIVATIONS): sentence-transformers' CrossEncoder.predict
       applies it to the logits ("sigmoid" by default for one label).
@@ -76,9 +76,10 @@ class BertClassifier(TextModel):
   config_arguments = ("num_labels", "problem_type", "labels",
                       "score_activation")
 
-  def __init__(self, config, num_labels, preprocessor=None, problem_type=None,
-               labels=None, score_activation=None, **kwargs):
-    super().__init__(config, preprocessor, **kwargs)
+  def __init__(self, config, num_labels, *, preprocessor=None,
+               problem_type=None, labels=None, score_activation=None,
+               **kwargs):
+    super().__init__(config, preprocessor=preprocessor, **kwargs)
     check_positive_int(num_labels, "num_labels", type(self).__name__)
     _check_problem_type(problem_type, num_labels, type(self).__name__)
     check_labels(labels, num_labels, type(self).__name__)

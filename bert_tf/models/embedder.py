@@ -48,6 +48,7 @@ class BertEmbedder(TextModel):
 
   Args:
     config: a BertConfig (or its dict).
+    preprocessor: a BertPreprocessor (see TextModel); encode() needs one.
     pooling: a mode or a list of them, concatenated in order: "cls", "max",
       "mean" or "mean_sqrt_len_tokens" (layers.pooling.SentencePooling).
     dense: a list of {"units", "activation", "use_bias"}, one per Dense
@@ -55,7 +56,6 @@ class BertEmbedder(TextModel):
       Dense module can have ("tanh", "linear", "sigmoid", "relu",
       "gelu_exact": layers.activations.HEAD_ACTIVATIONS).
     normalize: divide each embedding by its L2 norm.
-    preprocessor: a BertPreprocessor (see TextModel); encode() needs one.
     prompts: {name: text prefixed to a text before it is encoded}.
     default_prompt_name: the prompt encode() applies unless told otherwise.
     similarity: how embeddings compare (SIMILARITIES), as
@@ -76,10 +76,10 @@ class BertEmbedder(TextModel):
   # No runner trains it: compile_defaults gives the contrastive loss.
   objective = None
 
-  def __init__(self, config, pooling="mean", dense=(), normalize=False,
-               preprocessor=None, prompts=None, default_prompt_name=None,
+  def __init__(self, config, *, preprocessor=None, pooling="mean", dense=(),
+               normalize=False, prompts=None, default_prompt_name=None,
                similarity="cosine", **kwargs):
-    super().__init__(config, preprocessor, **kwargs)
+    super().__init__(config, preprocessor=preprocessor, **kwargs)
     name = type(self).__name__
     self.pooling = list(check_pooling(pooling, name))
     self.dense = [_dense_spec(spec, index, name)

@@ -79,8 +79,8 @@ class BertPretrainer(TextModel):
 
   objective = PretrainingObjective()
 
-  def __init__(self, config, preprocessor=None, **kwargs):
-    super().__init__(config, preprocessor, **kwargs)
+  def __init__(self, config, *, preprocessor=None, **kwargs):
+    super().__init__(config, preprocessor=preprocessor, **kwargs)
     config = self.config
     self.masked_lm_head = MaskedLMHead(
         vocab_size=config.vocab_size,

@@ -27,7 +27,7 @@ class TextModel(EncoderModel):
   # The class of preprocessor it takes (from_pretrained makes one).
   preprocessor_class = BertPreprocessor
 
-  def __init__(self, config, preprocessor=None, **kwargs):
+  def __init__(self, config, *, preprocessor=None, **kwargs):
     super().__init__(config, **kwargs)
     if preprocessor is not None:
       self._check_preprocessor(preprocessor)

@@ -60,8 +60,8 @@ def pooled_by_hand(tokens, mask):
 def test_pooling_modes_dense_and_normalize_by_hand():
   """The modes concatenated in order, then each Dense with its activation,
   then the L2 norm; padding never pooled."""
-  model = bert_tf.BertEmbedder(tiny_config(), EVERY_POOLING, TWO_DENSE,
-                               normalize=True)
+  model = bert_tf.BertEmbedder(tiny_config(), pooling=EVERY_POOLING,
+                               dense=TWO_DENSE, normalize=True)
   inputs = encoder_inputs(tiny_config())
   tokens = model.encoder(inputs)["sequence_output"].numpy()
   pooled = pooled_by_hand(tokens, inputs["input_mask"])
@@ -73,7 +73,7 @@ def test_pooling_modes_dense_and_normalize_by_hand():
       embedding, dense / np.linalg.norm(dense, axis=-1, keepdims=True),
       rtol=0, atol=1e-5)
   assert model.dimension == 6 and embedding.shape == (3, 6)
-  plain = bert_tf.BertEmbedder(tiny_config(), EVERY_POOLING)
+  plain = bert_tf.BertEmbedder(tiny_config(), pooling=EVERY_POOLING)
   plain.set_weights(model.encoder.get_weights())
   np.testing.assert_allclose(plain(inputs)["embedding"], pooled, rtol=0,
                              atol=1e-5)
@@ -84,8 +84,9 @@ def test_a_tiny_embedder_passes_the_model_harness():
   """Config and .keras round trips, a checkpoint name for each Dense
   weight, mixed precision and int8."""
   config = tiny_config(num_hidden_layers=1)
-  run_model_test(bert_tf.BertEmbedder(config, ["cls", "mean"], TWO_DENSE,
-                                      normalize=True), encoder_inputs(config))
+  run_model_test(bert_tf.BertEmbedder(config, pooling=["cls", "mean"],
+                                      dense=TWO_DENSE, normalize=True),
+                 encoder_inputs(config))
 
 
 @pytest.mark.parametrize("batch_size", [1, 3, 64])
