@@ -40,7 +40,7 @@ def write_export(directory):
   from bert_tf.files import export
   from bert_tf.models import BertClassifier
   from bert_tf.tasks.glue.serving import classifier_serving
-  from bert_tf.text import InGraphTokenizer
+  from bert_tf.text.tokenizer import InGraphTokenizer
   # pylint: enable=g-import-not-at-top
   model = BertClassifier(BertConfig(
       vocab_size=30522, hidden_size=768, num_hidden_layers=12,

@@ -38,8 +38,9 @@ SHARED_DIR = os.path.join(os.path.dirname(PROJECT_DIR), "shared")
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import machine
 from bert_tf import tokenization
-from bert_tf.tasks.squad import (answers as squad_answers, examples as squad,
-                                 features as squad_features)
+from bert_tf.tasks.squad import answers as squad_answers, examples as squad
+from bert_tf.text.squad import features as squad_features
+from bert_tf.text.squad.answer_options import AnswerOptions
 from tests.support.squad_reference import peaked_logits
 
 # Runs the original's functions unchanged under TF2's compat.v1 API.
@@ -116,7 +117,7 @@ def run_ours(args, output_dir):
     start = time.perf_counter()
     answers = squad_answers.predict_answers(
         examples, features, start_logits, end_logits, tokenizer,
-        squad_answers.AnswerOptions(
+        AnswerOptions(
             n_best_size=args.n_best_size,
             max_answer_length=args.max_answer_length,
             version_2_with_negative=args.version_2_with_negative))

@@ -13,7 +13,7 @@ milliseconds per thousand characters, which stay flat while the cost is
 linear in the context. With --steps, the stages in the graph too, each
 timed with those before it (so each column adds one):
 tokenize_with_offsets, doc_stride_windows (with the max-context flags), the
-model, _best_spans.
+model, best_spans.
 
 --model=tiny (the default: hidden 32, 2 layers, the demo vocabulary) shows
 the graph's own steps; --model=base (BERT-Base's shapes, the official
@@ -42,11 +42,12 @@ import machine
 from bert_tf.config import BertConfig
 from bert_tf.files import export
 from bert_tf.models import BertSpanLabeler
-from bert_tf.tasks.squad.answers import AnswerOptions
-from bert_tf.tasks.squad.serving import _best_spans, squad_serving
-from bert_tf.tasks.squad.windows import doc_stride_windows
-from bert_tf.text import InGraphTokenizer
+from bert_tf.tasks.squad.serving import squad_serving
+from bert_tf.text.tokenizer import InGraphTokenizer
 from bert_tf.text.offsets import tokenize_with_offsets
+from bert_tf.text.squad.answer_options import AnswerOptions
+from bert_tf.text.squad.spans import best_spans
+from bert_tf.text.squad.windows import doc_stride_windows
 from bert_tf.wordpiece.rules import CLS_TOKEN, SEP_TOKEN
 from create_pretraining_data import OFFICIAL_UNCASED
 from tests.support.helpers import tiny_config
@@ -128,8 +129,8 @@ def stages(model, tokenizer, args, options):
 
   def spans(question, context):
     windows, outputs = logits_of(question, context)
-    return _best_spans(outputs["start_logits"], outputs["end_logits"],
-                       windows, options, tf.size(context, tf.int64))
+    return best_spans(outputs["start_logits"], outputs["end_logits"],
+                      windows, options, tf.size(context, tf.int64))
 
   return {name: tf.function(function, input_signature=[text] * 2)
           for name, function in (("tokenize", tokenize),

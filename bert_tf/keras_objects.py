@@ -18,4 +18,7 @@ import bert_tf.objectives.embedding
 import bert_tf.objectives.pretraining
 import bert_tf.objectives.spans
 import bert_tf.optimization.optimizers
+import bert_tf.text.ner.preprocessor
 import bert_tf.text.preprocessor
+import bert_tf.text.squad.preprocessor
+import bert_tf.text.swag.preprocessor

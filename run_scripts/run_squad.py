@@ -25,8 +25,8 @@ from absl import flags
 
 import program  # first: quiets TensorFlow's start-up
 import fine_tuning_flags
-from bert_tf.tasks.squad import features as squad_features
-from bert_tf.tasks.squad.answers import AnswerOptions
+from bert_tf.text.squad.answer_options import AnswerOptions
+from bert_tf.text.squad.features import check_lengths
 from bert_tf.training import option_checks
 
 # bert_tf.tasks.squad.serving.MAX_SERVING_CONTEXT_LENGTH, named here so that
@@ -88,8 +88,9 @@ def main(_):
       FLAGS, ("n_best_size", "max_answer_length",
               "max_serving_context_length"))
   # Before any file is read, as the original's validate_flags_or_throw.
-  squad_features.check_lengths(FLAGS.max_seq_length, FLAGS.max_query_length,
-                               FLAGS.doc_stride)
+  check_lengths(FLAGS.max_seq_length, FLAGS.max_query_length,
+                FLAGS.doc_stride)
+  # pylint: disable-next=g-import-not-at-top
   from bert_tf.tasks.squad.task import SquadTask
   fine_tuning_flags.run(SquadTask(
       FLAGS.train_file, FLAGS.predict_file, FLAGS.doc_stride,

@@ -12,7 +12,8 @@ import pytest
 from tests.support.helpers import PROJECT_DIR, SHARED_DIR
 
 MARKER = "<!-- runs in tests/test_docs_examples.py -->"
-DOCS = ["README.md", "docs/keras.md", "docs/serving.md"]
+DOCS = ["README.md", "docs/keras.md", "docs/serving.md", "docs/swag.md",
+        "docs/squad.md", "docs/ner.md"]
 SENTENCES = ["the quick brown fox jumps over the lazy dog", "where does it end",
              "it was released by google", "bert reads text at once"] * 2
 
@@ -26,7 +27,7 @@ def examples(path):
 
 
 def test_every_doc_has_its_examples():
-  assert [len(examples(path)) for path in DOCS] == [1, 3, 1]
+  assert [len(examples(path)) for path in DOCS] == [1, 3, 1, 1, 1, 1]
 
 
 def test_the_readmes_example_is_keras_mds_first():
@@ -47,6 +48,22 @@ def test_the_examples_run_as_written(path, tmp_path, monkeypatch):
       "sentences": SENTENCES,
       "labels": np.array([index % 2 for index in range(len(SENTENCES))]),
       "domain_texts": SENTENCES,
+      "squad_dir": squad_dir(tmp_path) if path == "docs/squad.md" else None,
+      "ner_dir": f"{PROJECT_DIR}/tests/fixtures/token_classification/"
+                 "bert_for_token_classification",
   }
   for block in examples(path):
     exec(compile(block, path, "exec"), namespace)  # pylint: disable=exec-used
+
+
+def squad_dir(tmp_path):
+  """A tiny random span labeler in the original format (run_squad's), of
+  the demo vocabulary."""
+  # pylint: disable=g-import-not-at-top
+  import bert_tf
+  from tests.support.helpers import tiny_config
+  from tests.support.squad_fixtures import DEMO_VOCAB
+  config = tiny_config(vocab_size=len(open(DEMO_VOCAB).readlines()))
+  bert_tf.BertSpanLabeler(config).save_pretrained(
+      tmp_path / "squad", format="original", vocab_file=DEMO_VOCAB)
+  return tmp_path / "squad"

@@ -203,3 +203,12 @@ def test_test_modules_import_the_extras_only_where_they_run():
                   f"{module}" for module in modules
                   if module.split(".")[0] in _EXTRAS_PACKAGES]
   assert not found, found
+
+
+def test_run_squad_refuses_bad_lengths_before_importing_tensorflow(tmp_path):
+  (message,) = refused_without_tensorflow("run_squad.py", [
+      {"output_dir": tmp_path / "out", "do_predict": True,
+       "predict_file": tmp_path / "dev.json", "max_seq_length": 64,
+       "max_query_length": 64}])
+  assert "max_query_length" in message or "max_seq_length" in message, \
+      message

@@ -12,6 +12,8 @@ from tests.support.helpers import PROJECT_DIR
 
 CLASSES = ("BertEncoder", "BertPretrainer", "BertClassifier", "BertSpanLabeler",
            "BertTagger", "BertFeatureTagger", "BertMultipleChoice",
+           "BertMultipleChoicePreprocessor", "BertSpanPreprocessor",
+           "BertTaggerPreprocessor",
            "BertPreprocessor", "AdamWeightDecay", "Lamb",
            "WarmupPolynomialDecay", "SelfAttention", "TransformerBlock",
            "BertEmbeddings", "MaskedLMHead", "ClassificationHead", "Dropout",

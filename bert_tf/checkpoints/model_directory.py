@@ -144,11 +144,12 @@ class ModelDirectory:
     return storage.glob(f"{storage.glob_escape(self.path)}.*")
 
 
-def default_max_seq_length(model_max_length, max_position_embeddings):
-  """128, or a tokenizer's model_max_length (None: unset) or the position
-  table where that is less."""
-  return min(DEFAULT_MAX_SEQ_LENGTH,
-             model_max_length or DEFAULT_MAX_SEQ_LENGTH,
+def default_max_seq_length(model_max_length, max_position_embeddings,
+                           preferred=DEFAULT_MAX_SEQ_LENGTH):
+  """`preferred` (128; a task's own, such as run_squad's 384), or a
+  tokenizer's model_max_length (None: unset) or the position table where
+  that is less."""
+  return min(preferred, model_max_length or preferred,
              max_position_embeddings)
 
 

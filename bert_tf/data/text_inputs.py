@@ -5,7 +5,7 @@ longer text truncated first (the original's _truncate_seq_pair); a pair
 whose second text has no tokens is packed as a single text, as the
 original does. Texts are tokenised with text.batch_encoding.encode_batch
 (the original's tokens, compiled for large batches) and packed with
-bert_tf.text.pack_inputs, the packing exported SavedModels run in-graph,
+bert_tf.text.packing.pack_inputs, the packing exported SavedModels run in-graph,
 so serving cannot drift from training. Every task with text inputs
 (classification, multiple choice, feature extraction) uses this.
 """

@@ -7,7 +7,8 @@ import dataclasses
 import logging
 
 from bert_tf.checkpoints import sentence_transformers
-from bert_tf.checkpoints.model_directory import (default_max_seq_length,
+from bert_tf.checkpoints.model_directory import (DEFAULT_MAX_SEQ_LENGTH,
+                                                 default_max_seq_length,
                                                  open_model_directory)
 from bert_tf.checkpoints.model_weights import LoadReport, load_weights
 from bert_tf.checkpoints.sentence_transformers.activations import (
@@ -59,14 +60,19 @@ def preprocessor_of(vocabulary, do_lower_case, config, model_max_length,
                     preprocessor_class=BertPreprocessor):
   """A BertPreprocessor of a model directory's vocabulary (a path or a
   rules.Vocabulary), casing and tokenization rules (its
-  ModelDirectory's). max_seq_length defaults to 128, or the tokenizer's
-  model_max_length or the model's max_position_embeddings where that is
+  ModelDirectory's). max_seq_length defaults to 128 (or the
+  preprocessor_class's default_max_seq_length, where it has one: a span
+  labeler's 384, as run_squad's), or the tokenizer's model_max_length or
+  the model's max_position_embeddings where that is
   less (default_max_seq_length); one that is not an integer, or
   longer than max_position_embeddings, is refused here, not at its first
   batch."""
   positions = config.max_position_embeddings
   if max_seq_length is None:
-    max_seq_length = default_max_seq_length(model_max_length, positions)
+    max_seq_length = default_max_seq_length(
+        model_max_length, positions,
+        getattr(preprocessor_class, "default_max_seq_length",
+                DEFAULT_MAX_SEQ_LENGTH))
   check_max_seq_length(max_seq_length)
   if max_seq_length > positions:
     raise ValueError(f"max_seq_length={max_seq_length} is over the "

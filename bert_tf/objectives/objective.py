@@ -67,10 +67,11 @@ class Term:
     return self.numerator(outputs, features) / (self.denominator(features)
                                                 + self.epsilon)
 
-  def keras_loss(self):
-    """compile()'s loss: example_losses, reduced as Keras reduces every
-    loss (the mean over the examples, weighted by fit's sample_weight)."""
-    return ExampleLoss(self.example_losses)
+  def keras_loss(self, reduction="sum_over_batch_size"):
+    """compile()'s loss: example_losses, reduced as Keras reduces a loss
+    (by default the mean over the examples, weighted by fit's
+    sample_weight)."""
+    return ExampleLoss(self.example_losses, reduction=reduction)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -125,6 +126,8 @@ class Objective:
   # (Keras' metric name, per-example metric) on the first term's targets
   # and scores, or None.
   keras_metric = None
+  # How compile()'s loss reduces the examples' losses (Keras' reduction).
+  keras_reduction = "sum_over_batch_size"
 
   @property
   def denominator_epsilons(self):
@@ -162,4 +165,4 @@ class Objective:
     if self.keras_metric is not None:
       name, function = self.keras_metric
       metrics = [keras.metrics.MeanMetricWrapper(function, name=name)]
-    return self.terms[0].keras_loss(), metrics
+    return self.terms[0].keras_loss(self.keras_reduction), metrics

@@ -17,3 +17,6 @@ class TaggingObjective(Objective):
   metrics = {"tagging_accuracy": _term("tagging_accuracy",
                                        cross_entropy.class_correct)}
   keras_metric = ("sparse_categorical_accuracy", cross_entropy.class_correct)
+  # fit's sample_weight is label_mask: the loss is the mean over the words'
+  # first pieces, as the Trainer divides by label_mask's sum.
+  keras_reduction = "mean_with_sample_weight"

@@ -229,8 +229,9 @@ def test_a_cross_encoders_default_loss_is_sentence_transformers(opened,
      r"bert_tf.BertPreprocessor\(vocab_file\), gives a model that takes "
      "text$"),
     (lambda: bert_tf.BertTagger(tiny_config(), 3),
-     r"tokenise the texts first: bert_tf.load_pretrained\(model_dir\)"
-     r".preprocessor\(\) gives a BertPreprocessor that does$"),
+     r"BertTagger.from_pretrained\(model_dir\), or preprocessor="
+     r"bert_tf.BertTaggerPreprocessor\(vocab_file\), gives a model that "
+     "takes text$"),
 ])
 def test_a_model_of_ids_given_text_says_how_to_give_it_text(model, advice):
   """Python strings, numpy or tensors of them, a dataset of them, in fit,

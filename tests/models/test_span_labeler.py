@@ -1,13 +1,30 @@
-"""BertSpanLabeler: run_squad's model, its checkpoint names, and Keras'
-compile/fit with start and end positions as targets."""
+"""BertSpanLabeler: run_squad's model, its checkpoint names, Keras'
+compile/fit with start and end positions as targets, and with a
+BertSpanPreprocessor, run_squad's answers and training on raw text."""
+
+import dataclasses
+import json
+import random
+import re
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import bert_tf
-from tests.support.helpers import random_inputs, tiny_config
+from bert_tf import tokenization
+from bert_tf.data import batching
+from bert_tf.models.span_labeler import ANSWER_SETTINGS
+from bert_tf.tasks.squad import answers as squad_answers, examples as squad
+from bert_tf.tasks.squad.serving import squad_serving
+from bert_tf.text.squad import features as squad_features
+from bert_tf.text.squad.examples import Paragraph
+from bert_tf.text.squad.answer_options import AnswerOptions
+from tests.support.helpers import (assert_checkpoints_close, random_inputs,
+                                   run_script, tiny_config)
 from tests.support.keras_harness import run_model_test
+from tests.support.squad_fixtures import DEMO_VOCAB, synthetic_squad
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
 
@@ -65,3 +82,225 @@ def test_compiles_default_weighs_each_example_as_the_runner():
       "span_loss"] / model.objective.loss_denominators(features)["span_loss"])
   np.testing.assert_allclose(weighted["loss"] * 3 / 2, trainer_loss,
                              rtol=1e-5)
+
+
+# Raw text: run_squad's windows, answers and features.
+SEQ = {"max_seq_length": 32, "doc_stride": 8, "max_query_length": 8}
+
+
+def records(path):
+  """(questions, contexts), (answer_texts, answer_starts, is_impossible)
+  of a SQuAD v2.0 file's questions, in file order."""
+  rows = [(qa["question"], paragraph["context"],
+           *((qa["answers"][0]["text"], qa["answers"][0]["answer_start"])
+             if qa["answers"] else ("", -1)), qa["is_impossible"])
+          for article in json.loads(path.read_text())["data"]
+          for paragraph in article["paragraphs"] for qa in paragraph["qas"]]
+  columns = [list(column) for column in zip(*rows)]
+  return tuple(columns[:2]), tuple(columns[2:])
+
+
+def text_model(seed=0, **settings):
+  keras.utils.set_random_seed(seed)
+  config = tiny_config(vocab_size=len(open(DEMO_VOCAB).readlines()))
+  return bert_tf.BertSpanLabeler(config, preprocessor=(
+      bert_tf.BertSpanPreprocessor(DEMO_VOCAB, True, **{**SEQ, **settings})))
+
+
+def test_predict_answers_as_predictions_json_and_serve_text(tmp_path):
+  """predict((questions, contexts)) gives run_squad's answers of the same
+  model and settings (a v2.0 model): predictions.json's text and
+  null_odds.json's odds, and serve_text's answer, offsets and numbers
+  exactly; contexts of several windows, a batch split in two."""
+  synthetic_squad(tmp_path / "dev.json", seed=2, num_paragraphs=5,
+                  questions_per_paragraph=2)
+  examples = squad.read_squad_examples(str(tmp_path / "dev.json"), False)
+  x = ([e.question_text for e in examples],
+       [e.paragraph.context * 3 for e in examples])
+  model = text_model()
+  for example, context in zip(examples, x[1]):
+    example.paragraph = Paragraph.from_context(context)
+  tokenizer = tokenization.FullTokenizer(DEMO_VOCAB, True)
+  features = squad_features.convert_examples_to_features(
+      examples, tokenizer, is_training=False, **SEQ)
+  assert len(features["input_ids"]) > 2 * len(examples)
+  outputs = model({name: features[name] for name in INPUT_NAMES})
+  options = AnswerOptions(n_best_size=3, max_answer_length=5,
+                          version_2_with_negative=True)
+  expected = squad_answers.predict_answers(
+      examples, features, outputs["start_logits"].numpy(),
+      outputs["end_logits"].numpy(), tokenizer, options)
+  # A threshold that answers some questions, not all.
+  options = dataclasses.replace(options, null_score_diff_threshold=float(
+      np.median(list(expected.null_odds.values()))))
+  expected = squad_answers.predict_answers(
+      examples, features, outputs["start_logits"].numpy(),
+      outputs["end_logits"].numpy(), tokenizer, options)
+  settings = {name: getattr(options, name) for name in ANSWER_SETTINGS}
+  ours = model.predict(x, batch_size=5, **settings)
+  assert ours["answer"].tolist() == [expected.predictions[e.qas_id]
+                                     for e in examples]
+  np.testing.assert_allclose(
+      ours["null_odds"], [expected.null_odds[e.qas_id] for e in examples],
+      atol=1e-5)
+  assert 0 < ours["has_answer"].sum() < len(examples)
+
+  _, signatures = squad_serving(model, model.preprocessor.tokenizer,
+                                SEQ["max_seq_length"], SEQ["doc_stride"],
+                                SEQ["max_query_length"], options)
+  served = signatures["serve_text"](question=tf.constant(x[0]),
+                                    context=tf.constant(x[1]))
+  assert sorted(served) == sorted(ours)
+  for name, value in served.items():
+    value = value.numpy()
+    if name == "answer":
+      value = [text.decode() for text in value]
+    np.testing.assert_array_equal(ours[name], value, err_msg=name)
+
+
+def test_fit_on_records_trains_on_run_squads_features(tmp_path):
+  """fit on records trains on what run_squad trains on: its features of
+  them (the same arrays run_squad makes from the file), and from the same
+  checkpoint on the same batches (run_squad's dataset and --seed) the
+  same weights and Adam slots, bit for bit, dropout on."""
+  synthetic_squad(tmp_path / "train.json", seed=0, num_paragraphs=6)
+  config = tiny_config(vocab_size=len(open(DEMO_VOCAB).readlines()))
+  (tmp_path / "bert_config.json").write_text(config.to_json_string())
+  init = bert_tf.save_checkpoint(bert_tf.BertSpanLabeler(config),
+                                 str(tmp_path / "init" / "model.ckpt-0"))
+  result = run_script("run_squad.py", {
+      "do_train": True, "train_file": tmp_path / "train.json",
+      "version_2_with_negative": True, "vocab_file": DEMO_VOCAB,
+      "bert_config_file": tmp_path / "bert_config.json",
+      "init_checkpoint": init, "output_dir": tmp_path / "output",
+      "train_batch_size": 8, "num_train_epochs": 1.5, "learning_rate": 1e-3,
+      "warmup_proportion": 0.34, "seed": 1, **SEQ})
+  assert result.returncode == 0, result.stderr[-3000:]
+
+  x, y = records(tmp_path / "train.json")
+  # run_squad shuffles a training file's questions once, so.
+  order = list(range(len(x[0])))
+  random.Random(squad.TRAIN_SHUFFLE_SEED).shuffle(order)
+  x, y = (tuple([column[i] for i in order] for column in part)
+          for part in (x, y))
+  keras.utils.set_random_seed(1)
+  model = bert_tf.BertSpanLabeler(config, preprocessor=(
+      bert_tf.BertSpanPreprocessor(DEMO_VOCAB, True, **SEQ)))
+  features, _ = model.preprocessor.training_features(*x, *y)
+  expected = squad_features.convert_examples_to_features(
+      squad.read_squad_examples(str(tmp_path / "train.json"), True, True),
+      tokenization.FullTokenizer(DEMO_VOCAB, True), is_training=True, **SEQ)
+  for name in squad_features.TRAIN_RECORD_FEATURES:
+    np.testing.assert_array_equal(features[name], expected[name], name)
+  dataset = batching.training_dataset(features, 8, seed=1).map(
+      lambda batch: ({name: batch[name] for name in INPUT_NAMES},
+                     tf.stack([batch["start_positions"],
+                               batch["end_positions"]], axis=1)))
+  bert_tf.load_checkpoint(model, init)
+  model.compile(optimizer=bert_tf.create_optimizer(1e-3, 3, 1))
+  model.fit(dataset, epochs=1, steps_per_epoch=3, verbose=0)
+  ours = bert_tf.save_checkpoint(model, str(tmp_path / "keras" /
+                                            "model.ckpt-3"),
+                                 global_step=3, optimizer=model.optimizer)
+  assert_checkpoints_close(ours, str(tmp_path / "output" / "model.ckpt-3"),
+                           atol=0)
+
+
+def test_fit_on_records_is_fit_on_their_features(tmp_path):
+  """fit((questions, contexts), (texts, starts, is_impossible)) takes a
+  step on run_squad's features of the records (training_features), a
+  record's sample_weight on each of its windows."""
+  synthetic_squad(tmp_path / "train.json", seed=0, num_paragraphs=3)
+  x, y = records(tmp_path / "train.json")
+  config = tiny_config(vocab_size=len(open(DEMO_VOCAB).readlines()),
+                       hidden_dropout_prob=0.0,
+                       attention_probs_dropout_prob=0.0)
+  preprocessor = bert_tf.BertSpanPreprocessor(DEMO_VOCAB, True, **SEQ)
+  features, kept = preprocessor.training_features(*x, *y)
+  weights = np.arange(len(x[0])) % 3 / 2
+  trained = []
+  for fit_x, fit_y, weight in (
+      (x, y, weights),
+      ({name: features[name] for name in INPUT_NAMES},
+       np.stack([features["start_positions"], features["end_positions"]], 1),
+       weights[kept][features["example_index"]])):
+    keras.utils.set_random_seed(0)
+    model = bert_tf.BertSpanLabeler(config, preprocessor=preprocessor)
+    model.compile(optimizer=keras.optimizers.SGD(0.1))
+    model.fit(fit_x, fit_y, sample_weight=weight, shuffle=False,
+              batch_size=len(features["input_ids"]), verbose=0)
+    trained.append(model.get_weights())
+  for ours, theirs in zip(*trained):
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_records_are_checked_and_skipped_as_run_squad(caplog):
+  model = text_model()
+  model.compile()
+  x = (["what ?", "what ?"], ["a red car", "a blue ship"])
+  with pytest.raises(ValueError, match=re.escape(
+      "BertSpanLabeler.fit: record 1: answer_start 9 (text of 4 characters) "
+      "is outside its context of 11 characters")):
+    model.fit(x, (["red car", "ship"], [2, 9]))
+  with pytest.raises(ValueError, match=re.escape(
+      "BertSpanLabeler.fit: y's answer_starts has 1 entries for 2 "
+      "questions")):
+    model.fit(x, (["red car", "ship"], [2]))
+  with pytest.raises(ValueError, match=re.escape(
+      "BertSpanLabeler.fit: no record's answer is found")):
+    model.fit(x, (["red cat", "blue shop"], [2, 2]))
+  assert "Could not find answer: 'red car' vs. 'red cat'" in caplog.text
+
+
+def test_bad_questions_are_refused_in_one_line():
+  model = text_model()
+  for x, message in (
+      ((["what ?"], ["a", "b"]), "BertSpanLabeler.predict: 1 questions and "
+       "2 contexts; expected one context per question"),
+      (("what ?", "a red car"), "BertSpanLabeler.predict: one text, not a "
+       "batch; pass a list: predict((['what ?'], ['a red car']))"),
+      ((["what ?"], [None]), "BertSpanLabeler.predict: x[1] (contexts)[0] is "
+       "None; expected a str")):
+    with pytest.raises(ValueError, match=re.escape(message)):
+      model.predict(x)
+  with pytest.raises(ValueError, match="n_best_size answer questions"):
+    model.predict(inputs(), n_best_size=3)
+
+
+def test_a_keras_file_keeps_the_preprocessor(tmp_path):
+  model = text_model()
+  x = (["which thing ?", "what ?"], ["a red car by the door " * 4, ""])
+  model.save(tmp_path / "model.keras")
+  loaded = keras.saving.load_model(tmp_path / "model.keras")
+  assert isinstance(loaded.preprocessor, bert_tf.BertSpanPreprocessor)
+  assert loaded.preprocessor.get_config() == model.preprocessor.get_config()
+  # The windows of every question, and their logits.
+  expected = model(x)
+  assert expected["start_logits"].shape[1] == SEQ["max_seq_length"]
+  for name, value in loaded(x).items():
+    np.testing.assert_array_equal(value, expected[name], err_msg=name)
+
+
+def test_from_pretrained_windows_are_run_squads_and_rules_are_kept(tmp_path):
+  """from_pretrained's preprocessor: run_squad's 384 where the positions
+  allow (here 64), its doc_stride, and its max_query_length where the
+  windows have room (here 60, leaving one context piece); a Hugging Face
+  folder's (transformers' rules) takes ids, and refuses text in one line,
+  since answers' offsets follow the original's rules."""
+  model = text_model()
+  model.save_pretrained(tmp_path / "original", format="original")
+  pretrained = bert_tf.BertSpanLabeler.from_pretrained(tmp_path / "original")
+  preprocessor = pretrained.preprocessor
+  assert (preprocessor.max_seq_length, preprocessor.doc_stride,
+          preprocessor.max_query_length) == (64, 128, 60)
+  model.save_pretrained(tmp_path / "huggingface")
+  folder = bert_tf.BertSpanLabeler.from_pretrained(tmp_path / "huggingface")
+  assert folder.preprocessor.tokenization_rules == "transformers"
+  ids = inputs()
+  assert folder.predict(ids, verbose=0)["start_logits"].shape == \
+      ids["input_ids"].shape
+  with pytest.raises(ValueError, match=re.escape(
+      "BertSpanPreprocessor.answer: run_squad's answers and features follow "
+      "the original's tokenization rules, and this preprocessor follows "
+      "transformers'")):
+    folder.predict((["what ?"], ["a red car"]))

@@ -105,14 +105,17 @@ def trainer_loss(objective, outputs, features):
 def test_keras_loss_weighted_as_the_trainer_is_the_trainers(task):
   """Keras reduces a loss over every example (sample weights scale each):
   scaled back to the weights' sum it is the Trainer's loss, padding and
-  unlabelled positions left out."""
+  unlabelled positions left out. Tagging's loss is reduced over the
+  weights' sum itself (label_mask, the words fit trains on)."""
   objective, outputs, features = task()
   loss, _ = objective.keras_defaults()
   weights = weights_of(features)
   keras_loss = float(loss(keras_targets(features),
                           objective.keras_scores(outputs),
                           sample_weight=weights))
-  np.testing.assert_allclose(keras_loss * weights.size / weights.sum(),
+  if objective.keras_reduction == "sum_over_batch_size":
+    keras_loss *= weights.size / weights.sum()
+  np.testing.assert_allclose(keras_loss,
                              trainer_loss(objective, outputs, features),
                              rtol=1e-6)
 

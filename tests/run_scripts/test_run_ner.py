@@ -11,6 +11,7 @@ from bert_tf import tokenization
 from bert_tf.layers import layer_combination
 from bert_tf.tasks.ner import examples as conll, features as tagging_features
 from bert_tf.tasks.ner.metrics import entity_metrics
+from bert_tf.text.ner.features import word_values
 from tests.support.conll_fixtures import synthetic_conll
 from tests.support.helpers import (FINE_TUNING_FLAGS,
                                    assert_cases_fail_before_writing,
@@ -179,7 +180,7 @@ def test_serve_text_tags_words_as_run_ner_and_reads_entities(ner_run):
       [conll.Sentence(word_list, ["O"] * len(word_list), 0, 0)
        for word_list in words], tokenizer, 64)
   model = trained_tagger(tmp_path, flag_values)
-  probabilities, _ = tagging_features.word_values(
+  probabilities, _ = word_values(
       features, model({name: features[name] for name in (
           "input_ids", "input_mask", "segment_ids")})["probabilities"],
       features["label_ids"])
@@ -301,7 +302,7 @@ def test_the_feature_based_export_tags_as_its_checkpoint(feature_based_run):
   expected = model(inputs)["probabilities"]
   np.testing.assert_allclose(outputs["serving_default"]["probabilities"],
                              expected, atol=1e-5)
-  probabilities, _ = tagging_features.word_values(
+  probabilities, _ = word_values(
       features, expected.numpy(), features["label_ids"])
   tags = iter(conll.LABELS[index] for index in
               np.argmax(probabilities, axis=-1))

@@ -16,11 +16,12 @@ import tensorflow as tf
 import bert_tf
 from bert_tf import tokenization
 from bert_tf.models import BertSpanLabeler
-from bert_tf.tasks.squad import examples as squad, features as squad_features
-from bert_tf.tasks.squad.answers import AnswerOptions
+from bert_tf.tasks.squad import examples as squad
 from bert_tf.tasks.squad.task import SquadTask
 from bert_tf.tasks.task import SplitData
 from bert_tf.models.predictor import Predictor
+from bert_tf.text.squad import features as squad_features
+from bert_tf.text.squad.answer_options import AnswerOptions
 from tests.support.helpers import (FINE_TUNING_FLAGS, SHARED_DIR,
                                    assert_cases_fail_before_writing,
                                    assert_help_lists, run_script,

@@ -6,6 +6,7 @@ import re
 import numpy as np
 import pytest
 
+import bert_tf
 from bert_tf import tokenization
 from bert_tf.tasks.swag import (examples as swag,
                                 features as multiple_choice_features)
@@ -94,6 +95,23 @@ def test_the_export_serves_the_choice_probabilities(swag_run):
   np.testing.assert_allclose(outputs["serve_text"]["probabilities"],
                              expected, atol=1e-5)
   assert outputs["serve_text"]["choice"] == expected.argmax(axis=1).tolist()
+
+
+def test_keras_predicts_the_test_results(swag_run):
+  """BertMultipleChoice.from_pretrained(output_dir).predict on the test
+  rows' contexts and whole endings: run_swag's test_results.tsv (and so
+  the export's serve_text, above) and test_predictions.tsv's choices."""
+  tmp_path, _ = swag_run
+  examples = swag.read_swag(str(tmp_path / "data" / "test.csv"), False)
+  model = bert_tf.BertMultipleChoice.from_pretrained(tmp_path / "output",
+                                                     max_seq_length=16)
+  outputs = model.predict(
+      ([example.context for example in examples],
+       [[f"{example.start_ending} {ending}" for ending in example.endings]
+        for example in examples]), verbose=0)
+  expected = np.loadtxt(tmp_path / "output" / "test_results.tsv")
+  np.testing.assert_allclose(outputs["probabilities"], expected, atol=1e-5)
+  assert outputs["choice"].tolist() == expected.argmax(axis=1).tolist()
 
 
 # Refused before any work, in one line: Python's checks, the same on every

@@ -218,6 +218,18 @@ def assert_checkpoints_close(ours, theirs, atol):
                                atol=atol, rtol=0, err_msg=name)
 
 
+def assert_fit_reaches_the_runs_checkpoint(model, dataset, tmp_path, steps=3):
+  """model.fit(dataset) for `steps` steps, saved with its optimizer's
+  slots, is the run's <tmp_path>/output/model.ckpt-<steps> bit for bit:
+  compile() then fit trains as the runner trained."""
+  model.fit(dataset, epochs=1, steps_per_epoch=steps, verbose=0)
+  ours = bert_tf.save_checkpoint(
+      model, str(tmp_path / "keras" / f"model.ckpt-{steps}"),
+      global_step=steps, optimizer=model.optimizer)
+  assert_checkpoints_close(
+      ours, str(tmp_path / "output" / f"model.ckpt-{steps}"), atol=0)
+
+
 def save_listed_checkpoint(model, directory, step):
   """Saves model as <directory>/model.ckpt-<step>, listed in a `checkpoint`
   index, as a run of it would leave the directory."""

@@ -19,7 +19,7 @@ from bert_tf.data.batching import bucket_length, feature_lengths
 from bert_tf.tasks.glue import examples as glue
 from bert_tf.tasks.glue.task import GlueTask
 from bert_tf.tasks.ner.task import NerTask
-from bert_tf.tasks.squad.answers import AnswerOptions
+from bert_tf.text.squad.answer_options import AnswerOptions
 from bert_tf.tasks.squad.task import SquadTask
 from bert_tf.tasks.swag.task import SwagTask
 from bert_tf.tasks.task import SplitData

@@ -16,10 +16,10 @@ from bert_tf.models.layer_outputs import LayerOutputs
 from bert_tf.tasks.glue.serving import classifier_serving
 from bert_tf.tasks.ner import examples as conll
 from bert_tf.tasks.ner.serving import ner_serving
-from bert_tf.tasks.squad import answers as squad_answers
 from bert_tf.tasks.squad.serving import squad_serving
 from bert_tf.tasks.swag.serving import swag_serving
-from bert_tf.text import InGraphTokenizer
+from bert_tf.text.tokenizer import InGraphTokenizer
+from bert_tf.text.squad.answer_options import AnswerOptions
 from tests.support.helpers import tiny_config
 from tests.support.squad_fixtures import DEMO_VOCAB
 
@@ -31,7 +31,7 @@ def offset_signatures():
                                            encoding="utf-8").readlines()))
   tokenizer = InGraphTokenizer(DEMO_VOCAB, True)
   _, squad = squad_serving(BertSpanLabeler(config), tokenizer, 32, 8, 8,
-                           squad_answers.AnswerOptions())
+                           AnswerOptions())
   _, ner = ner_serving(BertTagger(config, len(conll.LABELS)), tokenizer, 32)
   return {"squad": squad["serve_text"], "ner": ner["serve_text"]}
 
@@ -57,7 +57,7 @@ EVERY_EXPORT = {
         BertClassifier(config, 3), tokenizer, 32, ["a", "b", "c"]),
     "squad": lambda config, tokenizer: squad_serving(
         BertSpanLabeler(config), tokenizer, 32, 8, 8,
-        squad_answers.AnswerOptions()),
+        AnswerOptions()),
     "ner": lambda config, tokenizer: ner_serving(
         BertTagger(config, len(conll.LABELS)), tokenizer, 32),
     "swag": lambda config, tokenizer: swag_serving(

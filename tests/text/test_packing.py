@@ -3,7 +3,7 @@ import itertools
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.text import pack_inputs, truncated_pair_lengths
+from bert_tf.text.packing import pack_inputs, truncated_pair_lengths
 from bert_tf.text.packing import transformers_pair_lengths
 from bert_tf.wordpiece.rules import TRANSFORMERS_RULES
 

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 import bert_tf
 from bert_tf import tokenization
 from bert_tf.checkpoints.folder_vocabulary import vocabulary_of
-from bert_tf.text import InGraphTokenizer, pack_inputs
+from bert_tf.text.packing import pack_inputs
+from bert_tf.text.tokenizer import InGraphTokenizer
 from bert_tf.text.tokenizer import lower_case_differences
 from bert_tf.wordpiece.vocabulary import vocab_is_lower_cased
 from tests.support.tokenization_cases import (

@@ -1,22 +1,11 @@
-"""run_ner's export: text -> words, a tag per word, and the entities.
-
-serve_text splits the text into words as BasicTokenizer does (with their
-characters in the text as sent), and tags them as run_ner
---nodocument_context tags one sentence (ner.features): each
-word's pieces, at most
-max_seq_length - 2 of them; the words in one sequence, or in consecutive
-chunks of whole words with the sentence's other pieces around them as
-context; each word's tag from its first piece. Entities are read from the
-tags as conlleval reads them: one starts at B-, or at I- after O or after
-another type, and runs over the I- of its type after it.
-"""
+"""run_ner's export: text -> words, a tag per word, and the entities, as
+text.ner.tagging tags them (BertTagger's raw-text path too)."""
 
 import tensorflow as tf
 
 from bert_tf.tasks.ner import examples as conll
 from bert_tf.tasks.serving import IdsServing, checked_texts, ids_signatures
-from bert_tf.text.offsets import first_of_row, tokenize_with_offsets
-from bert_tf.wordpiece.rules import CLS_TOKEN, SEP_TOKEN
+from bert_tf.text.ner.tagging import tag_texts
 
 
 class NerServing(IdsServing):
@@ -30,85 +19,18 @@ class NerServing(IdsServing):
       (IOB2, conll.LABELS) and tag_probability (the model's probability of
       each tag); and its entities, padded likewise:
       entity_type (PER, LOC, ORG, MISC), entity_text, entity_start,
-      entity_end.
+      entity_end (tagging.tag_texts).
   """
 
   def __init__(self, model, tokenizer, max_seq_length):
     super().__init__(model, ("probabilities",))
     self.tokenizer = tokenizer
     self.max_seq_length = max_seq_length
-    self.labels = tf.constant(conll.LABELS)
 
   def tag(self, text):
     text = checked_texts({"text": text}, offsets=True)["text"]
-    tokenized = tokenize_with_offsets(self.tokenizer, text)
-    words = tokenized.words
-    budget = self.max_seq_length - 2
-    # [words, (pieces)], each word's first `budget`, as run_ner keeps them.
-    word_ids = tokenized.ids.values[:, :budget]
-    probabilities = self._word_probabilities(word_ids, words.words)
-    tags = words.words.with_flat_values(tf.gather(
-        self.labels, tf.argmax(probabilities, axis=-1)))
-    tag_probability = words.words.with_flat_values(
-        tf.reduce_max(probabilities, axis=-1))
-    entities = _entities(tags, words.word_starts, words.word_ends, text)
-    padded = lambda values, default: values.to_tensor(default)
-    starts, ends = words.word_starts.flat_values, words.word_ends.flat_values
-    return {
-        "words": padded(words.words.with_flat_values(tf.strings.substr(
-            tf.gather(text, words.words.value_rowids()), starts,
-            ends - starts, unit="UTF8_CHAR")), ""),
-        "word_start": padded(words.word_starts, -1),
-        "word_end": padded(words.word_ends, -1),
-        "tags": padded(tags, ""),
-        "tag_probability": padded(tag_probability, 0.0),
-        **{name: padded(value, "" if value.dtype == tf.string else -1)
-           for name, value in entities.items()},
-    }
-
-  def _word_probabilities(self, word_ids, words):
-    """[words, labels]: each word's first piece's probabilities, every
-    text tagged as one run_ner sentence."""
-    budget = self.max_seq_length - 2
-    lengths = word_ids.row_lengths()
-    texts = words.value_rowids()
-    chunk = _chunk_numbers(lengths, first_of_row(words), budget)
-    # Each word's first piece among its text's pieces.
-    piece_base = tf.math.cumsum(lengths, exclusive=True)
-    text_piece_base = tf.math.unsorted_segment_min(piece_base, texts,
-                                                   words.nrows())
-    word_start = piece_base - tf.gather(text_piece_base, texts)
-    text_pieces = tf.math.unsorted_segment_sum(lengths, texts, words.nrows())
-    num_chunks = tf.reduce_max(tf.concat([[-1], chunk], 0)) + 1
-    chunk_start = tf.math.unsorted_segment_min(word_start, chunk, num_chunks)
-    chunk_end = tf.math.unsorted_segment_max(word_start + lengths, chunk,
-                                             num_chunks)
-    chunk_text = tf.math.unsorted_segment_min(texts, chunk, num_chunks)
-    # The room left, shared evenly by the two sides (_context).
-    hi = tf.gather(text_pieces, chunk_text)
-    room = budget - (chunk_end - chunk_start)
-    left_room = tf.minimum(chunk_start, tf.maximum(room // 2,
-                                                   room - (hi - chunk_end)))
-    left = chunk_start - left_room
-    right = chunk_end + tf.minimum(hi - chunk_end, room - left_room)
-    position = tf.range(self.max_seq_length, dtype=tf.int64)[None, :]
-    piece = left[:, None] + position - 1
-    inside = (position >= 1) & (piece < right[:, None])
-    all_pieces = tf.concat([word_ids.flat_values, [0]], 0)
-    flat_piece = tf.gather(text_piece_base, chunk_text)[:, None] + piece
-    input_ids = tf.where(inside, tf.cast(tf.gather(
-        all_pieces, tf.where(inside, flat_piece, 0)), tf.int32), 0)
-    length = right - left + 2
-    input_ids = tf.where(position == 0, self.tokenizer.vocab[CLS_TOKEN],
-                         input_ids)
-    input_ids = tf.where(position == length[:, None] - 1,
-                         self.tokenizer.vocab[SEP_TOKEN], input_ids)
-    inputs = {"input_ids": input_ids,
-              "input_mask": tf.cast(position < length[:, None], tf.int32),
-              "segment_ids": tf.zeros_like(input_ids, tf.int32)}
-    probabilities = self.model(inputs, training=False)["probabilities"]
-    return tf.gather_nd(probabilities, tf.stack(
-        [chunk, word_start - tf.gather(left, chunk) + 1], axis=1))
+    return tag_texts(self.model, self.tokenizer, self.max_seq_length,
+                     conll.LABELS, text)
 
 
 def ner_serving(model, tokenizer, max_seq_length):
@@ -123,51 +45,3 @@ def ner_serving(model, tokenizer, max_seq_length):
 
     signatures["serve_text"] = serve_text
   return serving, signatures
-
-
-def _chunk_numbers(lengths, first_of_text, budget):
-  """[words]: the sequence each word is tagged in, numbered over the
-  batch: a text's words go in one sequence until the next word would
-  take it over `budget` pieces (tagging_features._chunks)."""
-
-  def step(state, word):
-    pieces, number = state
-    length, first = word
-    new = first | (pieces + length > budget)
-    return (tf.where(new, length, pieces + length),
-            tf.where(new, number + 1, number))
-
-  _, numbers = tf.scan(step, (lengths, first_of_text),
-                       initializer=(tf.constant(0, tf.int64),
-                                    tf.constant(-1, tf.int64)))
-  return numbers
-
-
-def _entities(tags, word_starts, word_ends, text):
-  """Entities of [batch, (words)] IOB tags as conlleval reads them:
-  {entity_type, entity_text, entity_start, entity_end}, [batch,
-  (entities)]."""
-  flat = tags.flat_values
-  inside = tf.not_equal(flat, "O")
-  kind = tf.where(inside, tf.strings.regex_replace(flat, "^[BI]-", ""), "")
-  previous_kind = tf.concat([[""], kind], 0)[:-1]
-  begins = inside & (tf.strings.regex_full_match(flat, "B-.*")
-                     | first_of_row(tags) | tf.not_equal(kind, previous_kind))
-  number = tf.math.cumsum(tf.cast(begins, tf.int64)) - 1
-  tagged = tf.where(inside)[:, 0]
-  count = tf.reduce_sum(tf.cast(begins, tf.int64))
-  first_word = tf.boolean_mask(tf.range(tf.size(flat, tf.int64)), begins)
-  last_word = tf.math.unsorted_segment_max(
-      tagged, tf.gather(number, tagged), count)
-  rows = tf.gather(tags.value_rowids(), first_word)
-  start = tf.gather(word_starts.flat_values, first_word)
-  end = tf.gather(word_ends.flat_values, last_word)
-  by_text = lambda values: tf.RaggedTensor.from_value_rowids(
-      values, rows, nrows=tags.nrows())
-  return {
-      "entity_type": by_text(tf.gather(kind, first_word)),
-      "entity_text": by_text(tf.strings.substr(
-          tf.gather(text, rows), start, end - start, unit="UTF8_CHAR")),
-      "entity_start": by_text(start),
-      "entity_end": by_text(end),
-  }

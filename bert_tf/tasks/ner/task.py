@@ -22,6 +22,7 @@ from bert_tf.tasks.ner import examples, features
 from bert_tf.tasks.ner.metrics import entity_metrics
 from bert_tf.tasks.ner.serving import ner_serving
 from bert_tf.tasks.task import FineTuningTask
+from bert_tf.text.ner.features import word_values
 
 # The CoNLL-2003 distribution's names of the splits.
 SPLIT_FILES = {"train": "eng.train", "dev": "eng.testa", "test": "eng.testb"}
@@ -101,7 +102,7 @@ class NerTask(FineTuningTask):
   def decode(self, split, data, outputs, tokenizer):
     """Each word's arg-max tag (from its first piece) in the file's
     scheme, and eval_loss over the words."""
-    probabilities, gold = features.word_values(
+    probabilities, gold = word_values(
         data.features, outputs["probabilities"], data.features["label_ids"])
     loss = float(np.mean(-np.log(np.maximum(
         probabilities[np.arange(len(gold)), gold], _TINY))))

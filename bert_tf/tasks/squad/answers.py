@@ -29,19 +29,7 @@ import math
 import numpy as np
 
 from bert_tf.tasks.squad.answer_texts import AnswerTexts
-
-# The original starts its search for the smallest null score here.
-LARGE_NULL_SCORE = 1000000
-
-
-@dataclasses.dataclass(frozen=True)
-class AnswerOptions:
-  """The original's flags of the same names."""
-  n_best_size: int = 20
-  max_answer_length: int = 30
-  version_2_with_negative: bool = False
-  null_score_diff_threshold: float = 0.0
-  verbose_logging: bool = False
+from bert_tf.text.squad.answer_options import LARGE_NULL_SCORE
 
 
 @dataclasses.dataclass
@@ -77,7 +65,7 @@ def predict_answers(examples, features, start_logits, end_logits, tokenizer,
       run at its own length, Predictor).
     tokenizer: the tokenization.FullTokenizer that made the features (its
       do_lower_case is get_final_text's, as in the original).
-    options: AnswerOptions.
+    options: answer_options.AnswerOptions.
   """
   real = features["input_mask"] > 0
   for name, logits in (("start", start_logits), ("end", end_logits)):

@@ -11,83 +11,19 @@ twice, an answer outside its context stop the run with the file and the
 question's id. The gold answers are kept so that a dev set can be scored.
 """
 
-import dataclasses
-import functools
 import json
 import logging
 import random
-import re
-from typing import Optional
-
-import numpy as np
 
 from bert_tf.files import input_checks, storage
+from bert_tf.text.squad.examples import (Paragraph, SquadExample,
+                                        answer_words)
 
 logger = logging.getLogger(__name__)
 
 # The original pre-shuffles training examples with this seed, so that the
 # input pipeline needs no large shuffle buffer.
 TRAIN_SHUFFLE_SEED = 12345
-
-
-# A word: a run of characters other than the original's separators (space,
-# tab, CR, LF, U+202F; not str.isspace: U+00A0 stays inside a word).
-_WORD = re.compile("[^ \t\r\n\u202f]+")
-
-
-@dataclasses.dataclass(eq=False)
-class Paragraph:
-  """A context and its words; shared by the questions asked of it.
-
-  Attributes:
-    context: the text.
-    doc_tokens: its whitespace-separated words (the original's name).
-  """
-  context: str
-  doc_tokens: list
-
-  @classmethod
-  def from_context(cls, context):
-    return cls(context, _WORD.findall(context))
-
-  @functools.cached_property
-  def char_to_word_offset(self):
-    """For each character, the index of its word (of the word before it,
-    for whitespace; -1 before the first word), as the original's."""
-    word_starts = [match.start() for match in _WORD.finditer(self.context)]
-    return (np.searchsorted(word_starts, np.arange(len(self.context)),
-                            side="right") - 1).tolist()
-
-
-@dataclasses.dataclass(eq=False)
-class SquadExample:
-  """One question, as the original's SquadExample.
-
-  Attributes:
-    qas_id: the question's id.
-    question_text: the question.
-    paragraph: the Paragraph it is asked of (its doc_tokens are the
-      original's example.doc_tokens).
-    orig_answer_text: for training, the answer ("" if impossible).
-    start_position, end_position: for training, the answer's first and last
-      word (-1 if impossible).
-    is_impossible: for training on v2.0, the question has no answer.
-    gold_answers: every answer text the file gives (for scoring).
-    gold_is_impossible: the file marks the question unanswerable.
-  """
-  qas_id: str
-  question_text: str
-  paragraph: Paragraph
-  orig_answer_text: Optional[str] = None
-  start_position: Optional[int] = None
-  end_position: Optional[int] = None
-  is_impossible: bool = False
-  gold_answers: tuple = ()
-  gold_is_impossible: bool = False
-
-  @property
-  def doc_tokens(self):
-    return self.paragraph.doc_tokens
 
 
 def read_squad_examples(input_file, is_training, version_2_with_negative=False,
@@ -227,16 +163,10 @@ class _FileReader:
       self.fail(where, f"for training, each question should have exactly "
                 f"1 answer (it has {len(answers)})")
     text, start = answers[0]
-    offsets = example.paragraph.char_to_word_offset
-    example.orig_answer_text = text
-    example.start_position = offsets[start]
-    example.end_position = offsets[start + len(text) - 1]
-    actual_text = " ".join(example.doc_tokens[
-        example.start_position:example.end_position + 1])
-    cleaned_answer_text = " ".join(text.split())
-    if actual_text.find(cleaned_answer_text) == -1:
-      logger.warning("Could not find answer: '%s' vs. '%s'", actual_text,
-                     cleaned_answer_text)
+    words = answer_words(example.paragraph, text, start)
+    if words is None:
       self.answers_not_found += 1
       return None
+    example.orig_answer_text = text
+    example.start_position, example.end_position = words
     return example

@@ -11,10 +11,12 @@ threshold included (metrics.py).
 
 from bert_tf.models.span_labeler import BertSpanLabeler
 from bert_tf.objectives.spans import SpanObjective
-from bert_tf.tasks.squad import answers, examples, features, metrics
+from bert_tf.tasks.squad import answers, examples, metrics
 from bert_tf.tasks.squad.serving import (MAX_SERVING_CONTEXT_LENGTH,
                                          squad_serving)
 from bert_tf.tasks.task import FineTuningTask
+from bert_tf.text.squad import features
+from bert_tf.text.squad.answer_options import AnswerOptions
 
 # What predicting writes: null_odds.json with --version_2_with_negative.
 _PREDICTION_FILES = ("predictions.json", "nbest_predictions.json",
@@ -29,7 +31,7 @@ class SquadTask(FineTuningTask):
     predict_file: SQuAD JSON to predict (dev-v1.1.json), or None.
     doc_stride: the original's flag: how far apart windows start.
     max_query_length: the original's flag: question pieces kept.
-    answer_options: answers.AnswerOptions (n_best_size,
+    answer_options: answer_options.AnswerOptions (n_best_size,
       max_answer_length, version_2_with_negative,
       null_score_diff_threshold, verbose_logging).
     max_serving_context_length: the most characters of context the
@@ -53,7 +55,7 @@ class SquadTask(FineTuningTask):
                   "predict": ("--predict_file", predict_file)}
     self.doc_stride = doc_stride
     self.max_query_length = max_query_length
-    self.answer_options = answer_options or answers.AnswerOptions()
+    self.answer_options = answer_options or AnswerOptions()
     self.max_serving_context_length = max_serving_context_length
 
   @property

@@ -1,15 +1,16 @@
 """run_swag's export: a context and its four endings -> the choice.
 
 serve_text packs `[CLS] context [SEP] ending [SEP]` for each ending as
-run_swag packs `sent1` and `sent2 ending` (swag.features),
-in the graph, and returns the model's softmax over the four.
+run_swag packs `sent1` and `sent2 ending` (swag.features), in the graph,
+as BertMultipleChoice's preprocessor does (text.swag.packing), and returns
+the model's softmax over the four.
 """
 
 import tensorflow as tf
 
 from bert_tf.tasks.serving import IdsServing, checked_texts, ids_signatures
 from bert_tf.tasks.swag.examples import NUM_CHOICES
-from bert_tf.text.packing import packed_texts
+from bert_tf.text.swag.packing import packed_choices
 
 
 class SwagServing(IdsServing):
@@ -31,13 +32,9 @@ class SwagServing(IdsServing):
   def choose(self, context, endings):
     texts = checked_texts({"context": context, "endings": endings},
                           shapes={"endings": ("batch", NUM_CHOICES)})
-    inputs = packed_texts(
-        self.tokenizer, self.max_seq_length,
-        tf.repeat(texts["context"], NUM_CHOICES),
-        tf.reshape(texts["endings"], [-1]))
-    probabilities = self.predict({
-        name: tf.reshape(value, [-1, NUM_CHOICES, self.max_seq_length])
-        for name, value in inputs.items()})["probabilities"]
+    probabilities = self.predict(packed_choices(
+        self.tokenizer, self.max_seq_length, texts["context"],
+        texts["endings"]))["probabilities"]
     return {"probabilities": probabilities,
             "choice": tf.argmax(probabilities, axis=-1)}
 

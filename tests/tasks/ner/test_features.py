@@ -6,6 +6,7 @@ import pytest
 
 from bert_tf import tokenization
 from bert_tf.tasks.ner import examples as conll, features as tagging_features
+from bert_tf.text.ner.features import word_values
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "john", "smith", "went", "to",
          "paris", "##ian", "hello", "world", "a", "b", "c", "d"]
@@ -96,6 +97,6 @@ def test_word_values_are_read_from_first_pieces(tokenizer):
   for row, position, value in ((0, 1, 10), (0, 2, 11), (1, 1, 12),
                                (1, 3, 13), (2, 3, 14)):
     values[row, position] = value
-  (words,) = tagging_features.word_values(features, values)
+  (words,) = word_values(features, values)
   np.testing.assert_array_equal(
       words, [[10, 10], [11, 11], [12, 12], [13, 13], [14, 14]])

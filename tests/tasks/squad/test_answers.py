@@ -10,9 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bert_tf import tokenization
-from bert_tf.tasks.squad import (answers as squad_answers,
-                                 features as squad_features)
-from bert_tf.tasks.squad.examples import Paragraph, SquadExample
+from bert_tf.tasks.squad import answers as squad_answers
+from bert_tf.text.squad import features as squad_features
+from bert_tf.text.squad.examples import Paragraph, SquadExample
+from bert_tf.text.squad.answer_options import AnswerOptions
 from tests.support.squad_fixtures import DEMO_VOCAB
 
 TOKENIZER = tokenization.FullTokenizer(DEMO_VOCAB, do_lower_case=True)
@@ -46,7 +47,7 @@ def test_a_question_without_valid_top_spans_gets_the_best_span(version_2):
   examples, features = examples_and_features()
   start, end = question_only_logits(features)
   answers = squad_answers.predict_answers(
-      examples, features, start, end, TOKENIZER, squad_answers.AnswerOptions(
+      examples, features, start, end, TOKENIZER, AnswerOptions(
           n_best_size=2, version_2_with_negative=version_2))
   for example in examples:
     nbest = answers.nbest[example.qas_id]
@@ -79,7 +80,7 @@ def test_the_fallback_span_is_the_best_valid_one():
   end[0, window + 1] = 4.0
   answers = squad_answers.predict_answers(
       examples, features, start, end, TOKENIZER,
-      squad_answers.AnswerOptions(n_best_size=2))
+      AnswerOptions(n_best_size=2))
   best = answers.nbest["q1"][0]
   assert (best["start_logit"], best["end_logit"]) == (5.0, 4.0)
 
@@ -103,7 +104,7 @@ def test_json_files_are_the_originals_text():
   start, end = (rng.randn(*features["input_ids"].shape).astype(np.float32)
                 for _ in range(2))
   answers = squad_answers.predict_answers(
-      examples, features, start, end, TOKENIZER, squad_answers.AnswerOptions(
+      examples, features, start, end, TOKENIZER, AnswerOptions(
           version_2_with_negative=True))
   answers.nbest["q\u00e9\"\n"] = [{"text": "caf\u00e9 \u201cx\u201d\t\\",
                                    "probability": 1e-20, "start_logit": -0.0,
@@ -120,4 +121,4 @@ def test_logits_that_are_not_numbers_are_refused():
   start[0, 3] = np.nan
   with pytest.raises(ValueError, match="start logits are not all finite"):
     squad_answers.predict_answers(examples, features, start, start.copy() * 0,
-                                  TOKENIZER, squad_answers.AnswerOptions())
+                                  TOKENIZER, AnswerOptions())

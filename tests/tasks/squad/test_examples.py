@@ -7,6 +7,7 @@ import os
 import pytest
 
 from bert_tf.tasks.squad import examples as squad, metrics as squad_metrics
+from bert_tf.text.squad.examples import Paragraph
 from tests.support.helpers import SHARED_DIR
 
 DEV_V1 = os.path.join(SHARED_DIR, "data", "squad", "dev-v1.1.json")
@@ -45,7 +46,7 @@ def test_sample_v2_gold_answers_score_100_with_null_for_impossible():
 
 
 def test_words_split_on_the_originals_whitespace_only():
-  paragraph = squad.Paragraph.from_context(
+  paragraph = Paragraph.from_context(
       " a\u00a0b  c\u202fd\te\r\nf\u2009g")
   assert paragraph.doc_tokens == ["a\u00a0b", "c", "d", "e", "f\u2009g"]
   assert paragraph.char_to_word_offset == [

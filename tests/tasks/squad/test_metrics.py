@@ -3,7 +3,7 @@
 import pytest
 
 from bert_tf.tasks.squad import metrics
-from bert_tf.tasks.squad.examples import Paragraph, SquadExample
+from bert_tf.text.squad.examples import Paragraph, SquadExample
 
 
 def example(qas_id, *answers):

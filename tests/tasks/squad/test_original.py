@@ -17,8 +17,9 @@ import os
 import pytest
 
 from bert_tf import tokenization
-from bert_tf.tasks.squad import (answers as squad_answers, examples as squad,
-                                 features as squad_features)
+from bert_tf.tasks.squad import answers as squad_answers, examples as squad
+from bert_tf.text.squad import features as squad_features
+from bert_tf.text.squad.answer_options import AnswerOptions
 from tests.support import squad_reference as reference
 from tests.support.helpers import SHARED_DIR
 
@@ -93,7 +94,7 @@ def test_predictions_are_the_originals(name):
       features["input_mask"], features["segment_ids"],
       seed=len(features["input_mask"]))
   answers = squad_answers.predict_answers(
-      examples, features, start, end, tokenizer, squad_answers.AnswerOptions(
+      examples, features, start, end, tokenizer, AnswerOptions(
           n_best_size=n_best, max_answer_length=max_answer,
           version_2_with_negative=version_2))
   forms = [reference.answer_form(answers.predictions[example.qas_id],

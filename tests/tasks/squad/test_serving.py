@@ -13,14 +13,16 @@ import tensorflow as tf
 
 from bert_tf import tokenization
 from bert_tf.models import BertSpanLabeler
-from bert_tf.tasks.squad import (answers as squad_answers, examples as squad,
-                                 features as squad_features)
-from bert_tf.tasks.squad.serving import (_best_spans, _has_piece,
-                                         _piece_offset, squad_serving)
+from bert_tf.tasks.squad import answers as squad_answers, examples as squad
+from bert_tf.tasks.squad.serving import squad_serving
 from bert_tf.tasks.squad.task import SquadTask
-from bert_tf.tasks.squad.windows import doc_stride_windows
-from bert_tf.text import InGraphTokenizer
-from bert_tf.tasks.squad.final_text import final_text
+from bert_tf.text.tokenizer import InGraphTokenizer
+from bert_tf.text.squad import features as squad_features
+from bert_tf.text.squad.answering import has_piece, piece_offset
+from bert_tf.text.squad.final_text import final_text
+from bert_tf.text.squad.answer_options import AnswerOptions
+from bert_tf.text.squad.spans import best_spans
+from bert_tf.text.squad.windows import doc_stride_windows
 from bert_tf.text.offsets import tokenize_with_offsets
 from tests.support.helpers import tiny_config
 from tests.support.squad_fixtures import DEMO_VOCAB, synthetic_squad
@@ -39,7 +41,7 @@ def test_spans_are_chosen_as_run_squad_chooses_them(tmp_path, seed):
   rng = np.random.default_rng(seed)
   logits = rng.normal(size=(2,) + features["input_ids"].shape).astype(
       np.float32)
-  options = squad_answers.AnswerOptions(
+  options = AnswerOptions(
       n_best_size=2, max_answer_length=3, version_2_with_negative=True)
   expected = squad_answers.predict_answers(examples, features, *logits,
                                            tokenizer, options)
@@ -51,7 +53,7 @@ def test_spans_are_chosen_as_run_squad_chooses_them(tmp_path, seed):
                           for example in examples], tf.int64),
       pieces.ids.merge_dims(1, 2), 32, 8,
       *tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"]))
-  spans = _best_spans(*logits, windows, options, len(examples))
+  spans = best_spans(*logits, windows, options, len(examples))
   starts = pieces.starts.merge_dims(1, 2).to_list()
   ends = pieces.ends.merge_dims(1, 2).to_list()
   for row, example in enumerate(examples):
@@ -71,7 +73,7 @@ def test_a_context_without_pieces_has_no_answer():
   for version_2 in (False, True):
     _, signatures = squad_serving(
         model, InGraphTokenizer(DEMO_VOCAB, True), 32, 8, 8,
-        squad_answers.AnswerOptions(version_2_with_negative=version_2))
+        AnswerOptions(version_2_with_negative=version_2))
     answer = signatures["serve_text"](
         question=tf.constant(["what ?", "what ?", "what ?"]),
         context=tf.constant(["", " \u200b ", "a red car"]))
@@ -128,7 +130,7 @@ def test_the_work_around_the_model_grows_linearly_with_the_context():
   dense [windows, positions, windows] or [words, longest word] would grow
   with the square of the context."""
   tokenizer = InGraphTokenizer(DEMO_VOCAB, True)
-  options = squad_answers.AnswerOptions()
+  options = AnswerOptions()
 
   def answer(length):
     contexts = tf.constant([
@@ -142,11 +144,11 @@ def test_the_work_around_the_model_grows_linearly_with_the_context():
         tokenizer.vocab["[SEP]"])
     logits = tf.random.stateless_normal(
         [2, len(windows["input_ids"]), 48], seed=[0, length])
-    spans = _best_spans(logits[0], logits[1], windows, options, 2)
+    spans = best_spans(logits[0], logits[1], windows, options, 2)
     return final_text(
-        contexts, _piece_offset(pieces.starts, spans["start"]),
-        _piece_offset(pieces.ends, spans["end"]),
-        _has_piece(pieces.ids, spans, tokenizer.vocab["[UNK]"]),
+        contexts, piece_offset(pieces.starts, spans["start"]),
+        piece_offset(pieces.ends, spans["end"]),
+        has_piece(pieces.ids, spans, tokenizer.vocab["[UNK]"]),
         pieces.words.text_char_sizes)
 
   _, small = largest_tensor(lambda: answer(2000))
@@ -203,7 +205,7 @@ def test_answers_are_the_text_predictions_json_gives(tmp_path,
   features = squad_features.convert_examples_to_features(
       examples, tokenizer, max_seq_length=48, doc_stride=16,
       max_query_length=8, is_training=False)
-  options = squad_answers.AnswerOptions(n_best_size=3, max_answer_length=6)
+  options = AnswerOptions(n_best_size=3, max_answer_length=6)
   in_graph = InGraphTokenizer(DEMO_VOCAB, do_lower_case)
   pieces = tokenize_with_offsets(in_graph, tf.constant(contexts))
   windows = doc_stride_windows(
@@ -217,12 +219,12 @@ def test_answers_are_the_text_predictions_json_gives(tmp_path,
         np.float32)
     expected = squad_answers.predict_answers(examples, features, *logits,
                                              tokenizer, options)
-    spans = _best_spans(*logits, windows, options, len(examples))
+    spans = best_spans(*logits, windows, options, len(examples))
     answers = final_text(
         tf.constant(contexts),
-        _piece_offset(pieces.starts, spans["start"]),
-        _piece_offset(pieces.ends, spans["end"]),
-        _has_piece(pieces.ids, spans, tokenizer.vocab["[UNK]"]),
+        piece_offset(pieces.starts, spans["start"]),
+        piece_offset(pieces.ends, spans["end"]),
+        has_piece(pieces.ids, spans, tokenizer.vocab["[UNK]"]),
         pieces.words.text_char_sizes)
     for row, example in enumerate(examples):
       text = answers.text[row].numpy().decode()
@@ -232,7 +234,7 @@ def test_answers_are_the_text_predictions_json_gives(tmp_path,
       assert text == " ".join(re.split(r"[ \t\r\n\u202f]+",
                                        contexts[row][start:end]))
       fell_back += text != contexts[row][
-          int(_piece_offset(pieces.starts, spans["start"])[row]):
-          int(_piece_offset(pieces.ends, spans["end"])[row])]
+          int(piece_offset(pieces.starts, spans["start"])[row]):
+          int(piece_offset(pieces.ends, spans["end"])[row])]
   assert fell_back > 10
 

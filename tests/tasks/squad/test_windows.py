@@ -8,8 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bert_tf import tokenization
-from bert_tf.tasks.squad import examples as squad, features as squad_features
-from bert_tf.tasks.squad.windows import doc_stride_windows
+from bert_tf.tasks.squad import examples as squad
+from bert_tf.text.squad import features as squad_features
+from bert_tf.text.squad.examples import Paragraph, SquadExample
+from bert_tf.text.squad.windows import doc_stride_windows
 from tests.support.squad_fixtures import DEMO_VOCAB
 from tests.support.tensor_sizes import largest_tensor
 
@@ -53,9 +55,9 @@ def test_windows_are_the_original_features(data, max_query_length,
   word_lists = st.lists(st.sampled_from(_WORDS), max_size=12)
   examples = []
   for number in range(data.draw(st.integers(1, 4))):
-    paragraph = squad.Paragraph.from_context(" ".join(
+    paragraph = Paragraph.from_context(" ".join(
         data.draw(word_lists) + ["end"]))
-    examples.append(squad.SquadExample(
+    examples.append(SquadExample(
         f"q{number}", " ".join(data.draw(word_lists)), paragraph))
   assert_windows_are_the_original_features(
       examples, max_query_length + extra, doc_stride, max_query_length)
@@ -71,9 +73,9 @@ def test_long_contexts_are_the_original_features(doc_stride):
   examples = []
   for number, (num_words, question_words) in enumerate(
       [(400, 1), (150, 6), (3, 2), (0, 4), (250, 3)]):
-    paragraph = squad.Paragraph.from_context(" ".join(
+    paragraph = Paragraph.from_context(" ".join(
         list(rng.choice(_WORDS, num_words)) + ["end"]))
-    examples.append(squad.SquadExample(
+    examples.append(SquadExample(
         f"q{number}", " ".join(rng.choice(_WORDS, question_words)),
         paragraph))
   assert_windows_are_the_original_features(examples, 32, doc_stride, 8)
