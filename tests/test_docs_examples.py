@@ -1,7 +1,7 @@
 """The docs' Keras examples run as written: every ```python block after a
-`<!-- runs in tests/test_docs_examples.py -->` line in README.md,
-docs/keras.md and docs/serving.md, in order, in one namespace per file, on
-a tiny Hugging Face folder (model_dir) and a few sentences."""
+`<!-- runs in tests/test_docs_examples.py -->` line in README.md and the
+DOCS pages, in order, in one namespace per file, on tiny model directories
+(model_dir, squad_dir, ner_dir) and a few sentences."""
 
 import os
 import re
@@ -27,19 +27,24 @@ def examples(path):
 
 
 def test_every_doc_has_its_examples():
-  assert [len(examples(path)) for path in DOCS] == [1, 3, 1, 1, 1, 1]
+  assert [len(examples(path)) for path in DOCS] == [2, 3, 1, 1, 1, 1]
 
 
-def test_the_readmes_example_is_keras_mds_first():
+def test_the_readmes_examples_are_keras_mds_and_squad_mds_first():
   """Word for word, so that one leg of CI runs the README's (rerun)."""
-  assert examples("README.md") == examples("docs/keras.md")[:1]
+  assert examples("README.md") == [examples("docs/keras.md")[0],
+                                   examples("docs/squad.md")[0]]
 
 
-# README.md's example is docs/keras.md's first, word for word (the same
-# TensorFlow work): one leg of CI runs it.
+# README.md's examples are docs/keras.md's and docs/squad.md's first, word
+# for word (the same TensorFlow work), and the task pages' fit and predict
+# what their models' tests do: one leg of CI runs them.
+_RERUN = ("README.md", "docs/swag.md", "docs/squad.md", "docs/ner.md")
+
+
 @pytest.mark.shared
 @pytest.mark.parametrize("path", [
-    pytest.param(path, marks=pytest.mark.rerun) if path == "README.md"
+    pytest.param(path, marks=pytest.mark.rerun) if path in _RERUN
     else path for path in DOCS])
 def test_the_examples_run_as_written(path, tmp_path, monkeypatch):
   monkeypatch.chdir(tmp_path)  # where the examples write their files
@@ -48,7 +53,8 @@ def test_the_examples_run_as_written(path, tmp_path, monkeypatch):
       "sentences": SENTENCES,
       "labels": np.array([index % 2 for index in range(len(SENTENCES))]),
       "domain_texts": SENTENCES,
-      "squad_dir": squad_dir(tmp_path) if path == "docs/squad.md" else None,
+      "squad_dir": (squad_dir(tmp_path)
+                    if path in ("README.md", "docs/squad.md") else None),
       "ner_dir": f"{PROJECT_DIR}/tests/fixtures/token_classification/"
                  "bert_for_token_classification",
   }

@@ -11,13 +11,16 @@ from bert_tf.layers.classification_head import ClassificationHead
 from bert_tf.models import targets
 from bert_tf.models.text_model import TextModel, checked_text, kind_of
 from bert_tf.objectives.spans import SpanObjective
+from bert_tf.text.squad import pipeline
 from bert_tf.text.squad.preprocessor import BertSpanPreprocessor
 from bert_tf.text.squad.answer_options import AnswerOptions
+from bert_tf.wordpiece.rules import TRANSFORMERS_RULES
 
 # predict's answer settings: run_squad's flags of the same names.
 ANSWER_SETTINGS = ("n_best_size", "max_answer_length",
                    "version_2_with_negative", "null_score_diff_threshold")
-# Questions answered at once where predict is given no batch_size.
+# Questions (pipeline windows) answered at once where predict is given no
+# batch_size.
 _BATCH_SIZE = 32
 
 
@@ -115,14 +118,28 @@ class BertSpanLabeler(TextModel):
     Keyword arguments for text: batch_size (questions at once), verbose,
     and run_squad's n_best_size (20), max_answer_length (30),
     version_2_with_negative (False), null_score_diff_threshold (0.0).
+
+    A model of transformers' tokenization rules (a Hugging Face folder's)
+    answers instead as transformers 4's pipeline("question-answering")
+    does (text.squad.pipeline), taking its arguments: top_k (1),
+    handle_impossible_answer (False), max_answer_len (15), align_to_words
+    (True), max_seq_len (the preprocessor's max_seq_length), doc_stride
+    (min(max_seq_len // 2, 128)) and max_question_len (64, unused, as the
+    pipeline's fast tokenizer leaves it); batch_size counts windows. It
+    gives a list, per question, of the pipeline's {"score", "start",
+    "end", "answer"}: that dict with top_k 1, else a list of up to top_k
+    of them, best first. Each family's arguments are refused for the
+    other's model.
     """
     settings = {name: kwargs.pop(name) for name in ANSWER_SETTINGS
                 if name in kwargs}
+    pipeline_settings = {name: kwargs.pop(name) for name in pipeline.DEFAULTS
+                         if name in kwargs}
     if not self._holds_questions(x, "predict"):
-      if settings:
+      if settings or pipeline_settings:
         raise ValueError(f"{type(self).__name__}.predict: "
-                         f"{', '.join(settings)} answer questions; x is not "
-                         "(questions, contexts)")
+                         f"{', '.join({**settings, **pipeline_settings})} "
+                         "answer questions; x is not (questions, contexts)")
       return super().predict(x, *args, **kwargs)
     batch_size = kwargs.pop("batch_size", args[0] if args else None)
     kwargs.pop("verbose", None)
@@ -130,8 +147,11 @@ class BertSpanLabeler(TextModel):
       raise ValueError(f"{type(self).__name__}.predict: "
                        f"{', '.join(kwargs) or 'positional arguments'}: "
                        "not taken with (questions, contexts)")
-    return self._answers(self._question_columns(x, "predict"), batch_size,
-                         AnswerOptions(**settings))
+    columns = self._question_columns(x, "predict")
+    self._check_answer_family(settings, pipeline_settings)
+    if self.preprocessor.tokenization_rules == TRANSFORMERS_RULES:
+      return self._pipeline_answers(columns, batch_size, pipeline_settings)
+    return self._answers(columns, batch_size, AnswerOptions(**settings))
 
   def fit(self, x=None, y=None, *args, **kwargs):
     """keras.Model.fit; given (questions, contexts) and (answer_texts,
@@ -199,6 +219,69 @@ class BertSpanLabeler(TextModel):
     results["answer"] = np.array([text.decode("utf-8")
                                   for text in results["answer"]], object)
     return results
+
+  def _check_answer_family(self, settings, pipeline_settings):
+    """Refuses the arguments of the decoding this model does not answer
+    by: run_squad's for transformers' rules, the pipeline's otherwise."""
+    where = self._where("predict")
+    if self.preprocessor.tokenization_rules == TRANSFORMERS_RULES:
+      if settings:
+        raise ValueError(
+            f"{where}: {next(iter(settings))}= is run_squad's; a model of "
+            "transformers' tokenization rules answers as transformers' "
+            "question-answering pipeline, which takes "
+            f"{', '.join(pipeline.DEFAULTS)}")
+    elif pipeline_settings:
+      raise ValueError(
+          f"{where}: {next(iter(pipeline_settings))}= is transformers' "
+          "question-answering pipeline's; a model of the original's "
+          "tokenization rules answers as run_squad, which takes "
+          f"{', '.join(ANSWER_SETTINGS)}")
+
+  def _pipeline_answers(self, columns, batch_size, settings):
+    """transformers' question-answering pipeline's answers
+    (text.squad.pipeline) to every question, windows batch_size at a
+    time."""
+    where = self._where("predict")
+    max_seq_len, doc_stride, options = pipeline.checked_settings(
+        settings, self.preprocessor.max_seq_length,
+        self.config.max_position_embeddings, where)
+    for column, name in enumerate(("questions", "contexts")):
+      for row, text in enumerate(columns[column]):
+        if not text:
+          raise ValueError(f"{where}: x[{column}] ({name})[{row}] is empty; "
+                           "the pipeline takes non-empty questions and "
+                           "contexts")
+    windows = self.preprocessor.pipeline_windows(*columns, max_seq_len,
+                                                 doc_stride, where)
+    logits = self._window_logits(
+        [window for question in windows for window in question],
+        max_seq_len, batch_size or _BATCH_SIZE)
+    found = []
+    for context, question_windows in zip(columns[1], windows):
+      decoded = [(window, *(row[:len(window.input_ids)]
+                            for row in next(logits)))
+                 for window in question_windows]
+      answers = pipeline.answers(context, decoded, options)
+      found.append(answers[0] if options.top_k == 1 and answers
+                   else answers)
+    return found
+
+  def _window_logits(self, windows, max_seq_len, batch_size):
+    """An iterator of each window's (start_logits, end_logits) numpy
+    [max_seq_len], the windows padded and run batch_size at a time."""
+    for first in range(0, len(windows), batch_size):
+      batch = windows[first:first + batch_size]
+      inputs = {name: np.zeros([len(batch), max_seq_len], np.int32)
+                for name in ("input_ids", "input_mask", "segment_ids")}
+      for row, window in enumerate(batch):
+        length = len(window.input_ids)
+        inputs["input_ids"][row, :length] = window.input_ids
+        inputs["input_mask"][row, :length] = 1
+        inputs["segment_ids"][row, :length] = window.segment_ids
+      outputs = self(inputs, training=False)
+      yield from zip(outputs["start_logits"].numpy(),
+                     outputs["end_logits"].numpy())
 
   def _answer_function(self, options):
     """The preprocessor's answer of this model, traced once per options."""

@@ -62,11 +62,38 @@ def tokenize_with_offsets(tokenizer, texts):
     raise ValueError(f"tokenize_with_offsets: the tokenizer follows "
                      f"{tokenizer.tokenization_rules}' rules; offsets follow "
                      f"the original's")
+  return tokenize_words(tokenizer, texts)
+
+
+def tokenize_words(tokenizer, texts, ends_over_dropped=True):
+  """texts [batch] split into words with character offsets
+  (split_with_offsets), and each word's pieces: a TokenizedText.
+  A word over the tokenizer's limit is one [UNK]; text is split as the
+  original splits it whatever the tokenizer's rules (transformers' keeps
+  its special tokens whole: callers refuse those, see kept_whole_token).
+
+  ends_over_dropped: a piece's end runs on over the characters after it
+  that normalisation drops (a combining accent), as a word keeps its
+  accents; else it ends after its last character, as transformers'
+  offsets do.
+  """
   words = split_with_offsets(texts, tokenizer.do_lower_case)
   ids, byte_starts, byte_ends = tokenizer.word_pieces_with_offsets(
       words.words)
-  starts, ends = piece_offsets(words, byte_starts, byte_ends)
+  spans = words if ends_over_dropped else words._replace(
+      char_ends=words.char_starts + 1)
+  starts, ends = piece_offsets(spans, byte_starts, byte_ends)
   return TokenizedText(ids, starts, ends, words)
+
+
+def kept_whole_token(tokenizer, text):
+  """The first of the tokens the tokenizer keeps whole (transformers'
+  special tokens) that text holds, or None: tokenize_words splits them as
+  words."""
+  for token in tokenizer.kept_whole:
+    if token in text:
+      return token
+  return None
 
 
 def split_with_offsets(texts, do_lower_case):

@@ -64,6 +64,9 @@ def test_a_run_reads_its_init_checkpoint_once(directory):
   assert read_once(directory, run).loaded
 
 
+# The programs' reads are the same on every TensorFlow version: one leg of
+# CI runs them.
+@pytest.mark.rerun
 def test_extract_features_reads_a_folder_once(tmp_path):
   lines = tmp_path / "lines.txt"
   lines.write_text("a first line\nand another one\n")
@@ -73,6 +76,7 @@ def test_extract_features_reads_a_folder_once(tmp_path):
   assert result == "[]"
 
 
+@pytest.mark.rerun
 def test_conversion_reads_a_folder_once(tmp_path):
   opened = open_model_directory(TRANSFORMERS5, stored_dtypes=True)
   with counted_reads(TRANSFORMERS5) as counts:

@@ -21,8 +21,8 @@ from bert_tf.tasks.squad.serving import squad_serving
 from bert_tf.text.squad import features as squad_features
 from bert_tf.text.squad.examples import Paragraph
 from bert_tf.text.squad.answer_options import AnswerOptions
-from tests.support.helpers import (assert_checkpoints_close, random_inputs,
-                                   run_script, tiny_config)
+from tests.support.helpers import (assert_fit_reaches_the_runs_checkpoint,
+                                   random_inputs, run_script, tiny_config)
 from tests.support.keras_harness import run_model_test
 from tests.support.squad_fixtures import DEMO_VOCAB, synthetic_squad
 
@@ -198,12 +198,7 @@ def test_fit_on_records_trains_on_run_squads_features(tmp_path):
                                batch["end_positions"]], axis=1)))
   bert_tf.load_checkpoint(model, init)
   model.compile(optimizer=bert_tf.create_optimizer(1e-3, 3, 1))
-  model.fit(dataset, epochs=1, steps_per_epoch=3, verbose=0)
-  ours = bert_tf.save_checkpoint(model, str(tmp_path / "keras" /
-                                            "model.ckpt-3"),
-                                 global_step=3, optimizer=model.optimizer)
-  assert_checkpoints_close(ours, str(tmp_path / "output" / "model.ckpt-3"),
-                           atol=0)
+  assert_fit_reaches_the_runs_checkpoint(model, dataset, tmp_path)
 
 
 def test_fit_on_records_is_fit_on_their_features(tmp_path):
@@ -285,8 +280,9 @@ def test_from_pretrained_windows_are_run_squads_and_rules_are_kept(tmp_path):
   """from_pretrained's preprocessor: run_squad's 384 where the positions
   allow (here 64), its doc_stride, and its max_query_length where the
   windows have room (here 60, leaving one context piece); a Hugging Face
-  folder's (transformers' rules) takes ids, and refuses text in one line,
-  since answers' offsets follow the original's rules."""
+  folder's (transformers' rules) takes ids, and refuses run_squad's
+  training features in one line, since they follow the original's
+  rules."""
   model = text_model()
   model.save_pretrained(tmp_path / "original", format="original")
   pretrained = bert_tf.BertSpanLabeler.from_pretrained(tmp_path / "original")
@@ -300,7 +296,71 @@ def test_from_pretrained_windows_are_run_squads_and_rules_are_kept(tmp_path):
   assert folder.predict(ids, verbose=0)["start_logits"].shape == \
       ids["input_ids"].shape
   with pytest.raises(ValueError, match=re.escape(
-      "BertSpanPreprocessor.answer: run_squad's answers and features follow "
-      "the original's tokenization rules, and this preprocessor follows "
-      "transformers'")):
-    folder.predict((["what ?"], ["a red car"]))
+      "BertSpanPreprocessor.training_features: run_squad's answers and "
+      "features follow the original's tokenization rules, and this "
+      "preprocessor follows transformers'")):
+    folder.fit((["what ?"], ["a red car"]), (["red"], [2]))
+
+
+PIPELINE_DIR = "tests/fixtures/question_answering"
+
+
+def test_a_transformers_folder_answers_as_the_question_answering_pipeline():
+  """A transformers-written BertForQuestionAnswering folder answers as
+  transformers 4's pipeline("question-answering") (its answers, committed
+  by make_fixture.py): windows of a long context, words widened,
+  candidates of equal lower-cased text merged, the null answer, top_k."""
+  with open(f"{PIPELINE_DIR}/pipeline_answers.json", encoding="utf-8") as f:
+    reference = json.load(f)
+  model = bert_tf.BertSpanLabeler.from_pretrained(
+      f"{PIPELINE_DIR}/bert_for_question_answering")
+  x = (reference["questions"], reference["contexts"])
+  for settings, expected in zip(reference["settings"],
+                                reference["answers"]):
+    found = model.predict(x, **reference["windows"], **settings)
+    for answers, answers_expected in zip(found, expected):
+      if settings["top_k"] == 1:
+        answers = [answers]
+      assert [(answer["answer"], answer["start"], answer["end"])
+              for answer in answers] == [
+                  (answer["answer"], answer["start"], answer["end"])
+                  for answer in answers_expected], settings
+      np.testing.assert_allclose(
+          [answer["score"] for answer in answers],
+          [answer["score"] for answer in answers_expected], atol=1e-4)
+
+
+def test_each_decodings_arguments_are_refused_for_the_others_models():
+  """run_squad's answer arguments for a model of transformers' rules, the
+  pipeline's for one of the original's, and bad pipeline arguments and
+  texts are refused in one line."""
+  folder = bert_tf.BertSpanLabeler.from_pretrained(
+      f"{PIPELINE_DIR}/bert_for_question_answering")
+  x = (["what ?"], ["a red car by the door"])
+  for model, kwargs, message in (
+      (text_model(), {"max_answer_len": 3}, "BertSpanLabeler.predict: "
+       "max_answer_len= is transformers' question-answering pipeline's; a "
+       "model of the original's tokenization rules answers as run_squad, "
+       "which takes n_best_size, "),
+      (folder, {"n_best_size": 3}, "BertSpanLabeler.predict: n_best_size= "
+       "is run_squad's; a model of transformers' tokenization rules answers "
+       "as transformers' question-answering pipeline, which takes top_k, "),
+      (folder, {"top_k": 0}, "BertSpanLabeler.predict: top_k=0; expected "
+       "an integer of at least 1"),
+      (folder, {"max_seq_len": 65}, "BertSpanLabeler.predict: "
+       "max_seq_len=65 is more than the model's 64 positions"),
+      (folder, {"max_seq_len": 16, "doc_stride": 17}, "BertSpanLabeler."
+       "predict: doc_stride=17 is more than max_seq_len=16")):
+    with pytest.raises(ValueError, match=re.escape(message)):
+      model.predict(x, **kwargs)
+  for x, message in (
+      ((["what ?", ""], ["a", "b"]), "BertSpanLabeler.predict: x[0] "
+       "(questions)[1] is empty; the pipeline takes non-empty questions"),
+      ((["what ?"], ["a [SEP] b"]), "BertSpanLabeler.predict: contexts[0] "
+       "holds '[SEP]', a token transformers keeps whole"),
+      ((["what is it " * 5], ["a b c " * 20]), "BertSpanLabeler.predict: "
+       "question 0: the question's 15 pieces leave no room"),
+      ((["what ?"], ["a b c " * 20]), "BertSpanLabeler.predict: question 0: "
+       "doc_stride=12 must be less than the 11 context pieces")):
+    with pytest.raises(ValueError, match=re.escape(message)):
+      folder.predict(x, max_seq_len=16, doc_stride=12)

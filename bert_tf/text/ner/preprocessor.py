@@ -4,6 +4,7 @@
 import keras
 import numpy as np
 
+from bert_tf.text import offsets
 from bert_tf.text.ner import features, tagging
 from bert_tf.text.packing import pack_inputs
 from bert_tf.text.preprocessor import BertPreprocessor
@@ -47,7 +48,7 @@ class BertTaggerPreprocessor(BertPreprocessor):
     pieces: ids, starts, ends [batch, (pieces)]) of [batch] texts, each
     one sequence of its first max_seq_length - 2 pieces."""
     self._check_vocabulary()
-    tokenized = tagging.tokenize_words(self.tokenizer, texts,
+    tokenized = offsets.tokenize_words(self.tokenizer, texts,
                                        ends_over_dropped=False)
     vocab = self.tokenizer.vocab
     ids = tokenized.ids.merge_dims(1, 2)
@@ -73,10 +74,7 @@ class BertTaggerPreprocessor(BertPreprocessor):
     """The first of the tokens the tokenizer keeps whole (transformers'
     special tokens) that text holds, or None: tagging splits them as
     words."""
-    for token in self.tokenizer.kept_whole:
-      if token in text:
-        return token
-    return None
+    return offsets.kept_whole_token(self.tokenizer, text)
 
   def _tokens(self):
     """The vocabulary's tokens by id."""

@@ -13,30 +13,8 @@ another type, and runs over the I- of its type after it.
 
 import tensorflow as tf
 
-from bert_tf.text.offsets import (TokenizedText, first_of_row, piece_offsets,
-                                  split_with_offsets)
+from bert_tf.text.offsets import first_of_row, tokenize_words
 from bert_tf.wordpiece.rules import CLS_TOKEN, SEP_TOKEN
-
-
-def tokenize_words(tokenizer, texts, ends_over_dropped=True):
-  """texts [batch] split into words with character offsets
-  (offsets.split_with_offsets), and each word's pieces: a TokenizedText.
-  A word over the tokenizer's limit is one [UNK]; text is split as the
-  original splits it whatever the tokenizer's rules (transformers' keeps
-  its special tokens whole: BertTagger refuses those).
-
-  ends_over_dropped: a piece's end runs on over the characters after it
-  that normalisation drops (a combining accent), as a word keeps its
-  accents; else it ends after its last character, as transformers'
-  offsets do.
-  """
-  words = split_with_offsets(texts, tokenizer.do_lower_case)
-  ids, byte_starts, byte_ends = tokenizer.word_pieces_with_offsets(
-      words.words)
-  spans = words if ends_over_dropped else words._replace(
-      char_ends=words.char_starts + 1)
-  starts, ends = piece_offsets(spans, byte_starts, byte_ends)
-  return TokenizedText(ids, starts, ends, words)
 
 
 def tag_texts(model, tokenizer, max_seq_length, labels, texts):

@@ -5,10 +5,12 @@ import numbers
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 from bert_tf import tokenization
+from bert_tf.text import offsets
 from bert_tf.text.preprocessor import BertPreprocessor, is_number
-from bert_tf.text.squad import answering
+from bert_tf.text.squad import answering, pipeline
 from bert_tf.text.squad.examples import Paragraph, SquadExample, answer_words
 from bert_tf.text.squad.features import convert_examples_to_features
 from bert_tf.text.squad.windows import doc_stride_windows
@@ -31,9 +33,10 @@ class BertSpanPreprocessor(BertPreprocessor):
   feature creation (training_features).
 
   Answers are character offsets into the context, which follow the
-  original's tokenization rules (bert_tf.text.offsets): a preprocessor of
-  transformers' rules (a Hugging Face folder's) takes ids only, and
-  refuses text.
+  original's tokenization rules (bert_tf.text.offsets). A preprocessor of
+  transformers' rules (a Hugging Face folder's) makes transformers'
+  question-answering pipeline's windows instead (pipeline_windows), and
+  refuses run_squad's answers and features.
 
   Args:
     vocab_file, do_lower_case, vocab_size, tokenization_rules: as
@@ -99,6 +102,34 @@ class BertSpanPreprocessor(BertPreprocessor):
     self._check_text_rules("answer")
     return answering.answer_questions(model, self.tokenizer, questions,
                                       contexts, self.window_lengths, options)
+
+  def pipeline_windows(self, questions, contexts, max_seq_len, doc_stride,
+                       where):
+    """[questions] lists of pipeline.Window: the windows transformers'
+    question-answering pipeline makes of Python lists of questions and
+    contexts (str), with its max_seq_len and doc_stride. A context
+    holding a token transformers keeps whole is refused: its words are
+    split as the original splits them."""
+    for index, context in enumerate(contexts):
+      token = offsets.kept_whole_token(self.tokenizer, context)
+      if token is not None:
+        raise ValueError(f"{where}: contexts[{index}] holds {token!r}, a "
+                         "token transformers keeps whole; contexts are "
+                         "split into words as the original splits them")
+    question_ids = self.tokenizer(tf.constant(questions, tf.string)).to_list()
+    tokenized = offsets.tokenize_words(
+        self.tokenizer, tf.constant(contexts, tf.string),
+        ends_over_dropped=False)
+    vocab = self.tokenizer.vocab
+    return [pipeline.windows(
+        ids, [(piece, start, end, word)
+              for word, pieces in enumerate(zip(*context_pieces))
+              for piece, start, end in zip(*pieces)],
+        max_seq_len, doc_stride, vocab[rules.CLS_TOKEN],
+        vocab[rules.SEP_TOKEN], f"{where}: question {index}")
+            for index, (ids, *context_pieces) in enumerate(zip(
+                question_ids, *(column.to_list() for column in (
+                    tokenized.ids, tokenized.starts, tokenized.ends))))]
 
   def training_features(self, questions, contexts, answer_texts,
                         answer_starts, is_impossible=None, where="records"):
