@@ -14,7 +14,7 @@ import tensorflow as tf
 import bert_tf
 from bert_tf.checkpoints.huggingface.reader import HuggingFaceFolder
 from bert_tf.models.classifier import BertClassifier
-from bert_tf.models.tagger import BertFeatureTagger
+from bert_tf.models.feature_tagger import BertFeatureTagger
 from bert_tf.objectives.classification import ClassificationObjective
 from bert_tf.training.trainer import TrainingOptions, create_trainer
 from tests.support import reference_training

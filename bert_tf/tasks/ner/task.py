@@ -16,7 +16,8 @@ import numpy as np
 
 from bert_tf.checkpoints.names import labels_fields
 from bert_tf.layers import layer_combination
-from bert_tf.models.tagger import BertFeatureTagger, BertTagger
+from bert_tf.models.feature_tagger import BertFeatureTagger
+from bert_tf.models.tagger import BertTagger
 from bert_tf.objectives.tagging import TaggingObjective
 from bert_tf.tasks.ner import examples, features
 from bert_tf.tasks.ner.metrics import entity_metrics
