@@ -55,7 +55,9 @@ def convert(input_dir, output_dir, output_format, architecture_name=None,
 
   Args:
     input_dir: a model directory (a path, or a ModelDirectory opened
-      already): an original-format directory (bert_config.json, vocab.txt
+      already: its reader gives the dtypes it was opened with, so open it
+      with stored_dtypes=True to keep float16 and bfloat16 tensors): an
+      original-format directory (bert_config.json, vocab.txt
       or a tokenizer.json, a checkpoint: released, a training run's or a
       community one's, whose optimizer slots and global_step are left out)
       or a Hugging Face folder.
