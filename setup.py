@@ -36,8 +36,9 @@ setuptools.setup(
         "seqeval",
     ],
     extras_require={
-        # create_pretraining_data --beam_runner; Dataflow also needs Beam's
-        # Google Cloud clients: pip install -e ".[dataflow]".
+        # create_pretraining_data's and extract_features' --beam_runner;
+        # Dataflow also needs Beam's Google Cloud clients:
+        # pip install -e ".[dataflow]".
         "beam": [f"apache-beam{_BEAM_VERSIONS}"],
         "dataflow": [f"apache-beam[gcp]{_BEAM_VERSIONS}"],
         # model.export(format="onnx") and running ONNX and LiteRT files.

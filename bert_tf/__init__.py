@@ -27,6 +27,8 @@ _EXPORTS = {
     "BertMaskedLMPreprocessor": "bert_tf.text.masked_lm_preprocessor",
     "BertPreprocessor": "bert_tf.text.preprocessor",
     "BertPretrainer": "bert_tf.models",
+    "BertSparseEncoder": "bert_tf.models",
+    "BertRoutedSparseEncoder": "bert_tf.models",
     "BertSpanLabeler": "bert_tf.models",
     "BertSpanPreprocessor": "bert_tf.text.squad.preprocessor",
     "BertTagger": "bert_tf.models",
@@ -40,12 +42,18 @@ _EXPORTS = {
     "open_model_directory": "bert_tf.checkpoints.model_directory",
     "save_checkpoint": "bert_tf.checkpoints.original.checkpoint_writer",
     "MultipleNegativesRankingLoss": "bert_tf.objectives.embedding",
+    "MatryoshkaLoss": "bert_tf.objectives.embedding",
+    "SparseMultipleNegativesRankingLoss":
+        "bert_tf.objectives.sparse_embedding",
+    "FlopsLoss": "bert_tf.objectives.sparse_embedding",
+    "SpladeLoss": "bert_tf.objectives.sparse_embedding",
     "masked_lm_loss": "bert_tf.objectives.pretraining",
     "next_sentence_loss": "bert_tf.objectives.pretraining",
     "pretraining_loss": "bert_tf.objectives.pretraining",
     "fill_mask": "bert_tf.models.fill_mask",
     "PretrainedModel": "bert_tf.models.from_pretrained",
     "load_pretrained": "bert_tf.models.load_pretrained",
+    "quantize_embeddings": "bert_tf.extraction.quantization",
 }
 # Packages and modules reached as bert_tf.<name>: name -> module.
 _SUBMODULES = {name: f"bert_tf.{name}" for name in (

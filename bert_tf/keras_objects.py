@@ -1,5 +1,5 @@
 """Registers every bert_tf class that Keras saves: layers, models, the
-optimizers, the learning-rate schedule and the contrastive loss.
+optimizers, the learning-rate schedule and the embedding losses.
 
 Each is decorated with keras.saving.register_keras_serializable(package=
 "bert_tf") in its module; importing the modules runs the decorators, so that
@@ -16,6 +16,7 @@ import bert_tf.models
 import bert_tf.objectives.cross_entropy
 import bert_tf.objectives.embedding
 import bert_tf.objectives.pretraining
+import bert_tf.objectives.sparse_embedding
 import bert_tf.objectives.spans
 import bert_tf.optimization.optimizers
 import bert_tf.text.ner.preprocessor

@@ -26,6 +26,7 @@ flags this script does not define go to Beam (--project, --region,
 from absl import flags, logging
 
 import program
+import beam_flags
 import tokenizer_flags
 from bert_tf import tokenization
 from bert_tf.files import input_checks, output_paths
@@ -80,9 +81,7 @@ def one_shard_per_input():
 
 
 def validate_flags(beam_args):
-  if beam_args and FLAGS.beam_runner is None:
-    raise ValueError(f"unknown flag {beam_args[0]} (Apache Beam's pipeline "
-                     f"options need --beam_runner)")
+  beam_flags.check_beam_args(beam_args, FLAGS.beam_runner)
   if FLAGS.num_workers < 0:
     raise ValueError(f"--num_workers={FLAGS.num_workers}: must be 0 or more")
   if one_shard_per_input():
@@ -128,25 +127,14 @@ def output_files(input_files):
   return FLAGS.output_file.split(",")
 
 
-def beam_module():
-  """bert_tf.pretraining.beam_pipeline, or one line saying what to install."""
-  try:
-    from bert_tf.pretraining import beam_pipeline as pretraining_beam  # pylint: disable=g-import-not-at-top
-  except ImportError as error:
-    if not (error.name or "").startswith("apache_beam"):
-      raise
-    raise ValueError('--beam_runner needs Apache Beam: pip install -e '
-                     '".[beam]" (or pip install apache-beam)') from error
-  return pretraining_beam
-
-
 def main(argv):
   beam_args = argv[1:]
   validate_flags(beam_args)
-  beam = beam_module() if FLAGS.beam_runner else None
+  beam = beam_flags.beam_pipeline("bert_tf.pretraining.beam_pipeline") \
+      if FLAGS.beam_runner else None
   vocab_file, do_lower_case = tokenizer_flags.vocabulary_and_casing()
   if beam:
-    beam.check_paths_reach_workers(FLAGS.beam_runner, [
+    beam_flags.beam_runs().check_paths_reach_workers(FLAGS.beam_runner, [
         ("--input_file", FLAGS.input_file),
         ("--output_dir", FLAGS.output_dir),
         ("--vocab_file", vocab_file)])
@@ -159,7 +147,7 @@ def main(argv):
       + [("--vocab_file", vocab_file)],
       output_dirs=[("--output_dir", FLAGS.output_dir)]
       if one_shard_per_input() else [])
-  pipeline_options = beam.pipeline_options(
+  pipeline_options = beam_flags.beam_runs().pipeline_options(
       FLAGS.beam_runner, beam_args, FLAGS.num_workers) if beam else None
   tokenizer = load_tokenizer(vocab_file, do_lower_case)
   if not beam:  # Beam's workers check their own files

@@ -13,7 +13,7 @@ from tests.support.helpers import PROJECT_DIR, SHARED_DIR
 
 MARKER = "<!-- runs in tests/test_docs_examples.py -->"
 DOCS = ["README.md", "docs/keras.md", "docs/serving.md", "docs/swag.md",
-        "docs/squad.md", "docs/ner.md"]
+        "docs/squad.md", "docs/ner.md", "docs/embeddings.md"]
 SENTENCES = ["the quick brown fox jumps over the lazy dog", "where does it end",
              "it was released by google", "bert reads text at once"] * 2
 
@@ -27,7 +27,7 @@ def examples(path):
 
 
 def test_every_doc_has_its_examples():
-  assert [len(examples(path)) for path in DOCS] == [2, 3, 1, 1, 1, 1]
+  assert [len(examples(path)) for path in DOCS] == [2, 3, 1, 1, 1, 1, 3]
 
 
 def test_the_readmes_examples_are_keras_mds_and_squad_mds_first():
@@ -57,6 +57,8 @@ def test_the_examples_run_as_written(path, tmp_path, monkeypatch):
                     if path in ("README.md", "docs/squad.md") else None),
       "ner_dir": f"{PROJECT_DIR}/tests/fixtures/token_classification/"
                  "bert_for_token_classification",
+      "sparse_dir": f"{PROJECT_DIR}/tests/fixtures/sparse_encoder/"
+                    "max_relu_prompts",
   }
   for block in examples(path):
     exec(compile(block, path, "exec"), namespace)  # pylint: disable=exec-used

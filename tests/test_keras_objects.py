@@ -18,7 +18,10 @@ CLASSES = ("BertEncoder", "BertPretrainer", "BertClassifier", "BertSpanLabeler",
            "WarmupPolynomialDecay", "SelfAttention", "TransformerBlock",
            "BertEmbeddings", "MaskedLMHead", "ClassificationHead", "Dropout",
            "LayerCombination", "InGraphTokenizer",
-           "MultipleNegativesRankingLoss", "BertEmbedder", "SentencePooling")
+           "MultipleNegativesRankingLoss", "BertEmbedder", "SentencePooling",
+           "BertSparseEncoder", "SpladePooling", "BertRoutedSparseEncoder",
+           "SparseStaticEmbedding", "MatryoshkaLoss",
+           "SparseMultipleNegativesRankingLoss", "FlopsLoss", "SpladeLoss")
 MODULES = ("bert_tf", "keras", "tensorflow", "tensorflow_text")
 # Every order that starts with bert_tf (it registers later, in an import
 # hook, when the next import brings Keras); one order that starts with each

@@ -56,6 +56,12 @@ class ModelFiles:
       None.
     model_max_length: tokenizer_config.json's (also over the one taken
       from tokenizer_files), or None: the position table's.
+    folder: the folder inside the directory that the model's own files
+      (config, weights, tokenizer) go into; "" (the directory itself)
+      unless a sentence-transformers Router holds the model in a route.
+    tokenizer_folders: {folder inside the directory: model_max_length} of
+      further folders of a Hugging Face output that take the tokenizer's
+      files, each with its own max length (a Router's query route).
     extra_files: {path inside the directory: bytes} written beside the
       model's files (a sentence-transformers folder's modules).
     score_activation: a CrossEncoder's activation (its config.json or
@@ -71,6 +77,8 @@ class ModelFiles:
   do_lower_case: bool
   tokenizer_files: object = None
   model_max_length: object = None
+  folder: str = ""
+  tokenizer_folders: dict = dataclasses.field(default_factory=dict)
   extra_files: dict = dataclasses.field(default_factory=dict)
   score_activation: object = None
 
@@ -140,18 +148,33 @@ def _renamed_later(entry):
 
 def _write_files(directory, output_format, files):
   """Writes the model directory's files into `directory`."""
+  model_dir = os.path.join(directory, files.folder)
+  storage.makedirs(model_dir)
   if output_format == HUGGINGFACE:
     huggingface.write_folder_files(
-        directory, files.config, files.architecture_name, files.tensors,
+        model_dir, files.config, files.architecture_name, files.tensors,
         files.do_lower_case, files.labels, files.problem_type,
         files.model_max_length, _activation_fields(files))
   else:
-    _write_original(directory, files)
-  _copy_tokenizer_files(files, directory, output_format)
+    _write_original(model_dir, files)
+  _copy_tokenizer_files(files, model_dir, output_format)
+  for folder, model_max_length in files.tokenizer_folders.items():
+    _write_tokenizer(os.path.join(directory, folder), dataclasses.replace(
+        files, model_max_length=model_max_length))
   for name, data in files.extra_files.items():
     path = os.path.join(directory, name)
     storage.makedirs(os.path.dirname(path))
     _write_bytes(path, data)
+
+
+def _write_tokenizer(directory, files):
+  """A Hugging Face folder's tokenizer files alone, into `directory`:
+  tokenizer_config.json of files.model_max_length, and the files
+  _copy_tokenizer_files writes."""
+  storage.makedirs(directory)
+  huggingface.write_tokenizer_config(directory, files.do_lower_case,
+                                     files.model_max_length)
+  _copy_tokenizer_files(files, directory, HUGGINGFACE)
 
 
 def _write_original(directory, files):

@@ -221,7 +221,8 @@ def _huggingface(location, folder, pipeline, stored_dtypes):
   pipeline = _with_activation(pipeline, folder, cross_encoder_activation(
       reader.config_values, config_file))
   if pipeline is not None:
-    reader = PipelineReader(reader, pipeline, reader.config.hidden_size)
+    reader = PipelineReader(reader, pipeline, reader.config.hidden_size,
+                            reader.config.vocab_size)
   one_output = "BertForMultipleChoice"
   if reader.architecture_name == "BertForSequenceClassification":
     one_output = reader.architecture_name
@@ -295,6 +296,11 @@ def _with_head_and_vocabulary(fields, architecture_name, needs_vocab):
     if vocab is not None:
       vocabulary.check_vocab_fits(vocab, config.vocab_size,
                                   fields["config_file"])
+  pipeline = fields["pipeline"]
+  if pipeline is not None and pipeline.static_query is not None:
+    fields["pipeline"] = dataclasses.replace(
+        pipeline, query_max_length=_static_query_max_length(
+            pipeline.static_query.folder, tokenizer, vocab))
   return ModelDirectory(**fields, architecture_name=architecture_name,
                         labels=labels, tokenizer_files=tokenizer,
                         vocabulary=vocab)
@@ -313,6 +319,21 @@ def _with_activation(pipeline, directory, activation):
       pipeline.activation is None:
     return dataclasses.replace(pipeline, activation=activation)
   return pipeline
+
+
+def _static_query_max_length(folder, tokenizer, vocab):
+  """The max length of a Router's query route (its SparseStaticEmbedding
+  tokenizer_config.json's model_max_length, None where unset), whose
+  tokenizer files must give the document route's tokens: bert_tf
+  tokenises both routes with one vocabulary."""
+  query_tokenizer = tokenizer_json.read_folder(folder, model_file)
+  query_vocab = vocabulary_in(folder, query_tokenizer, True)
+  if vocab is None or query_vocab.vocab != vocab.vocab or \
+      query_tokenizer.do_lower_case != tokenizer.do_lower_case or \
+      query_tokenizer.settings != tokenizer.settings:
+    raise ValueError(f"{folder}: its tokenizer differs from the document "
+                     f"route's; bert_tf tokenises both routes with one")
+  return query_tokenizer.model_max_length
 
 
 def _unnamed_labels(architecture_name, shapes):

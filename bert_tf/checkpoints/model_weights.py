@@ -203,14 +203,18 @@ def load_weights(model, reader, where, new_head=False, named_labels=None):
   # enable_lora leaves these trainable (models/lora.py).
   model.new_weights = [variables[name].path
                        for name in report.not_in_checkpoint]
-  if report.not_in_checkpoint:
+  # A frozen variable the checkpoint lacks is one the model does not use
+  # (an embedder's pooler): training would not change it either.
+  new = [name for name in report.not_in_checkpoint
+         if variables[name].trainable]
+  if new:
     # As transformers' "Some weights ... are newly initialized": shown by
     # default, once, with why the checkpoint's own were left out.
     reason = getattr(reader, "reason", None)
     logger.warning("%s: %s start at random, not loaded from %s%s; train the "
                    "model on a task before using its predictions",
-                   type(model).__name__, ", ".join(report.not_in_checkpoint),
-                   prefix, f": {reason}" if reason else "")
+                   type(model).__name__, ", ".join(new), prefix,
+                   f": {reason}" if reason else "")
   if report.unused:
     logger.info("Not used from checkpoint: %s", report.unused)
   return report

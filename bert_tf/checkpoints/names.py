@@ -26,7 +26,10 @@ def dense_module_name(index, variable):
 
 # The pooling modes of sentence-transformers' Pooling module that bert_tf
 # computes (layers.pooling.SentencePooling).
-POOLING_MODES = ("cls", "max", "mean", "mean_sqrt_len_tokens")
+POOLING_MODES = ("cls", "max", "mean", "mean_sqrt_len_tokens",
+                 "weightedmean")
+# Its mode that pools a decoder's last real token: a BERT reads both ways.
+_DECODER_POOLING = "lasttoken"
 
 
 def check_pooling(modes, where):
@@ -37,6 +40,11 @@ def check_pooling(modes, where):
     raise ValueError(f"{where}: pooling is {modes!r}; expected a mode or a "
                      f"list of them ({', '.join(POOLING_MODES)})")
   for mode in modes:
+    if mode == _DECODER_POOLING:
+      raise ValueError(f"{where}: pooling mode {mode!r} pools a decoder's "
+                       f"last token, which holds the whole text only in a "
+                       f"left-to-right model; a BERT's embedder pools with "
+                       f"one of {', '.join(POOLING_MODES)}")
     if mode not in POOLING_MODES:
       raise ValueError(f"{where}: pooling mode {mode!r} is not one bert_tf "
                        f"reproduces ({', '.join(POOLING_MODES)})")

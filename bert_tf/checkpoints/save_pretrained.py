@@ -1,8 +1,9 @@
 """A bert_tf model written as a model directory
 (BertKerasModel.save_pretrained): the files convert() writes, through the
 same code, from the model's own variables, head and vocabulary; or a
-sentence-transformers folder (an embedder, a cross-encoder): a Hugging Face
-folder with its modules beside it."""
+sentence-transformers folder (an embedder, a cross-encoder, a sparse
+encoder): a Hugging Face folder with its modules beside it (or, a Router's,
+in its document route)."""
 
 import os
 import shutil
@@ -15,7 +16,7 @@ from bert_tf.checkpoints import (directory_writer, huggingface,
                                  model_directory, model_weights,
                                  sentence_transformers)
 from bert_tf.checkpoints.folder_vocabulary import VOCAB_FILE
-from bert_tf.checkpoints.sentence_transformers.writer import folder_files
+from bert_tf.checkpoints.sentence_transformers import writer
 from bert_tf.files.model_files import model_file
 from bert_tf.wordpiece import rules, tokenizer_json, vocabulary
 from bert_tf.wordpiece.tokenizer_json import (TOKENIZER_FILE,
@@ -42,6 +43,9 @@ def save_pretrained(model, directory, output_format, vocab_file=None,
   if output_format not in FORMATS:
     raise ValueError(f"{name}: format={output_format!r}; expected one of "
                      f"{', '.join(FORMATS)}")
+  if not isinstance(directory, (str, os.PathLike)):
+    raise TypeError(f"{name}: directory={directory!r}; expected a path (a "
+                    f"str or os.PathLike)")
   pipeline = _pipeline(model, output_format, name)
   architecture = _architecture(model, architecture, name)
   if model.quantized_to:
@@ -69,8 +73,11 @@ def save_pretrained(model, directory, output_format, vocab_file=None,
       files.model_max_length = getattr(getattr(model, "preprocessor", None),
                                        "max_seq_length", None)
     if pipeline is not None:
-      files.extra_files = folder_files(
-          pipeline, model.config.hidden_size, _dense_weights(model))
+      files.folder = writer.transformer_folder(pipeline)
+      files.tokenizer_folders = writer.tokenizer_folders(pipeline)
+      files.extra_files = writer.folder_files(
+          pipeline, model.config.hidden_size, _dense_weights(model),
+          _static_weight(model))
       output_format = model_directory.HUGGINGFACE
     directory_writer.write_model_directory(directory, output_format, files,
                                            argument)
@@ -78,17 +85,18 @@ def save_pretrained(model, directory, output_format, vocab_file=None,
 
 def _pipeline(model, output_format, name):
   """The sentence-transformers Pipeline to write (SENTENCE_TRANSFORMERS),
-  else None; an embedder is refused any other format (its pooling would
-  be lost)."""
+  else None; an embedder or a sparse encoder is refused any other format
+  (its pooling would be lost)."""
   describe = getattr(model, "sentence_transformers_pipeline", None)
   pipeline = describe() if describe else None
   if output_format == SENTENCE_TRANSFORMERS:
     if pipeline is None:
-      raise ValueError(f"{name}: format={output_format!r} is for embedders "
-                       f"and cross-encoders (BertEmbedder, BertClassifier)")
+      raise ValueError(f"{name}: format={output_format!r} is for embedders, "
+                       f"sparse encoders and cross-encoders (BertEmbedder, "
+                       f"BertSparseEncoder, BertClassifier)")
     return pipeline
   if pipeline is not None and \
-      pipeline.model_type == sentence_transformers.EMBEDDER:
+      pipeline.model_type != sentence_transformers.CROSS_ENCODER:
     raise ValueError(
         f"{name}: format={output_format!r} would leave out its pooling; "
         f"save it as {SENTENCE_TRANSFORMERS!r} (or its encoder alone: "
@@ -101,6 +109,13 @@ def _dense_weights(model):
   return [{variable.name: keras.ops.convert_to_numpy(variable)
            for variable in layer.weights}
           for layer in getattr(model, "dense_layers", ())]
+
+
+def _static_weight(model):
+  """A Router's query route weights (BertRoutedSparseEncoder's
+  static_query) as a numpy array, else None."""
+  layer = getattr(model, "static_query", None)
+  return None if layer is None else keras.ops.convert_to_numpy(layer.weight)
 
 
 def _architecture(model, architecture, name):

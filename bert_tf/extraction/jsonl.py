@@ -75,8 +75,12 @@ def jsonl_line(linex_index, tokens, layer_indexes, layer_values):
 
 def embedding_line(linex_index, embedding):
   """One line of extract_features' embeddings JSONL, with its newline:
-  {"linex_index": n, "embedding": [values]}, the float32 values rounded
-  and printed as jsonl_line prints a layer's."""
+  {"linex_index": n, "embedding": [values]}, float values as float32
+  rounded and printed as jsonl_line prints a layer's, integers (quantized
+  embeddings) as they are."""
+  if np.asarray(embedding).dtype.kind in "iu":
+    return json.dumps({"linex_index": linex_index,
+                       "embedding": np.asarray(embedding).tolist()}) + "\n"
   row = np.asarray(embedding, np.float32)[None]
   printed = _printed_lists(row)
   if printed is None:
@@ -84,6 +88,14 @@ def embedding_line(linex_index, embedding):
                        "embedding": rounded_values(row[0]).tolist()}) + "\n"
   return '{"linex_index": %d, "embedding": [%s]}\n' % (linex_index,
                                                        printed[0])
+
+
+def sparse_line(linex_index, tokens, weights):
+  """One line of extract_features' sparse embeddings JSONL, with its
+  newline: {"linex_index": n, "embedding": {token: weight, ...}} in the
+  order given, weights float32 rounded as jsonl_line rounds a layer's."""
+  return json.dumps({"linex_index": linex_index, "embedding": dict(zip(
+      tokens, rounded_values(weights).tolist()))}) + "\n"
 
 
 def _json_line(linex_index, tokens, layer_indexes, values):

@@ -1,6 +1,7 @@
 """extract_features' two output files, written from the predicted lines as
 they come: the original's JSONL and an npz of float32 arrays; of the
-per-token layers or of sentence embeddings."""
+per-token layers, of sentence embeddings (those also quantized: int8,
+uint8), or of sparse embeddings."""
 
 import collections
 import zipfile
@@ -8,7 +9,8 @@ from concurrent import futures
 
 import numpy as np
 
-from bert_tf.extraction.jsonl import embedding_line, jsonl_line
+from bert_tf.extraction.jsonl import (embedding_line, jsonl_line,
+                                      sparse_line)
 from bert_tf.files import atomic_outputs
 
 JSONL, NPZ = "jsonl", "npz"
@@ -25,10 +27,17 @@ def write_jsonl(path, lines, layers):
 
 
 def write_embeddings_jsonl(path, embeddings):
-  """One {"linex_index", "embedding"} line per float32 [dim] embedding
-  (jsonl.embedding_line)."""
+  """One {"linex_index", "embedding"} line per [dim] embedding, float32
+  or integers (jsonl.embedding_line)."""
   _write_printed(path, ((embedding_line, index, embedding)
                         for index, embedding in enumerate(embeddings)))
+
+
+def write_sparse_jsonl(path, lines):
+  """One {"linex_index", "embedding": {token: weight}} line per (tokens,
+  weights) (jsonl.sparse_line)."""
+  _write_printed(path, ((sparse_line, index, tokens, weights)
+                        for index, (tokens, weights) in enumerate(lines)))
 
 
 def _write_printed(path, lines):
@@ -70,27 +79,62 @@ def write_npz(path, lines, layers, num_tokens, hidden_size):
       zipfile.ZipFile(writer, "w", allowZip64=True) as archive:
     _write_streamed(archive, "values", (num_tokens, len(layers), hidden_size),
                     token_major(lines))
-    for name, array in (("tokens", np.array(tokens)),
-                        ("lengths", np.array(lengths, np.int32)),
-                        ("layers", np.array(layers, np.int32))):
-      with archive.open(f"{name}.npy", "w", force_zip64=True) as file:
-        np.lib.format.write_array(file, array)
+    _write_arrays(archive, {"tokens": np.array(tokens),
+                            "lengths": np.array(lengths, np.int32),
+                            "layers": np.array(layers, np.int32)})
 
 
-def write_embeddings_npz(path, embeddings, count, dimension):
-  """The npz of `count` float32 [dimension] embeddings: embeddings float32
-  [count, dimension], streamed in as they come."""
+def write_embeddings_npz(path, embeddings, count, dimension,
+                         dtype=np.float32):
+  """The npz of `count` [dimension] embeddings: embeddings [count,
+  dimension] of dtype, streamed in as they come."""
   with atomic_outputs.atomic_write(path, "wb") as writer, \
       zipfile.ZipFile(writer, "w", allowZip64=True) as archive:
-    _write_streamed(archive, "embeddings", (count, dimension), embeddings)
+    _write_streamed(archive, "embeddings", (count, dimension), embeddings,
+                    dtype)
 
 
-def _write_streamed(archive, name, shape, parts):
-  """<name>.npy in the archive: a float32 array of `shape` (known before
-  the model runs), written from its consecutive parts as they come."""
+def write_sparse_npz(path, lines, vocab_size):
+  """The npz of (token ids, weights) per line, as a CSR matrix [lines,
+  vocab_size] (scipy.sparse.csr_matrix((values, indices, indptr),
+  shape)): values float32 [nnz], indices int32 [nnz] (the token ids,
+  ascending in each row), indptr int64 [lines + 1] (row i is
+  values[indptr[i]:indptr[i + 1]]) and shape int64 [2]. Their size is
+  known once every line is predicted: the file's weights are held in
+  memory until then."""
+  rows = [_by_id(ids, weights) for ids, weights in lines]
+  indptr = np.cumsum([0] + [len(ids) for ids, _ in rows], dtype=np.int64)
+  with atomic_outputs.atomic_write(path, "wb") as writer, \
+      zipfile.ZipFile(writer, "w", allowZip64=True) as archive:
+    _write_arrays(archive, {
+        "values": np.concatenate(
+            [np.zeros(0, np.float32)] + [weights for _, weights in rows]),
+        "indices": np.concatenate(
+            [np.zeros(0, np.int32)] + [ids for ids, _ in rows]),
+        "indptr": indptr,
+        "shape": np.array([len(rows), vocab_size], np.int64)})
+
+
+def _by_id(ids, weights):
+  """(ids, weights) in ascending id order."""
+  order = np.argsort(ids)
+  return ids[order], weights[order]
+
+
+def _write_arrays(archive, arrays):
+  """<name>.npy in the archive for each {name: array}."""
+  for name, array in arrays.items():
+    with archive.open(f"{name}.npy", "w", force_zip64=True) as file:
+      np.lib.format.write_array(file, array)
+
+
+def _write_streamed(archive, name, shape, parts, dtype=np.float32):
+  """<name>.npy in the archive: an array of `shape` (known before the
+  model runs) and dtype, written from its consecutive parts as they
+  come."""
   with archive.open(f"{name}.npy", "w", force_zip64=True) as file:
     np.lib.format.write_array_header_1_0(file, {
-        "descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)),
+        "descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
         "fortran_order": False, "shape": shape})
     for part in parts:
-      file.write(np.ascontiguousarray(part, np.float32).tobytes())
+      file.write(np.ascontiguousarray(part, dtype).tobytes())

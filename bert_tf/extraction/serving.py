@@ -1,5 +1,6 @@
 """extract_features' export: text -> the chosen layers, and a sentence
-vector.
+vector; and TextServing, what the exports of an embedder's outputs
+(embeddings, sparse) share.
 
 The layers are the --layers of the export, in that order, as
 extract_features writes them (npz's [tokens, layers, hidden]). The sentence
@@ -77,6 +78,42 @@ def batch_packed_texts(tokenizer, max_seq_length, text_a, text_b=None):
   width = tf.reduce_max(tf.concat(
       [[1], tf.reduce_sum(inputs["input_mask"], axis=1)], 0))
   return {name: value[:, :width] for name, value in inputs.items()}
+
+
+class TextServing(IdsServing):
+  """A model, its tokenizer and the prompt serve_text prefixes, for export
+  (text_signatures): serving_default(ids) -> predict(ids), the ids as
+  given; serve_text(text) -> predict_text(text), the same of prompt +
+  each text tokenised in the graph and cut at max_seq_length."""
+
+  def __init__(self, model, output_names, tokenizer, max_seq_length,
+               prompt):
+    super().__init__(model, output_names)
+    self.tokenizer = tokenizer
+    self.max_seq_length = max_seq_length
+    self.prompt = prompt
+
+  def packed_text(self, text):
+    """The ids of prompt + each text (batch_packed_texts)."""
+    return batch_packed_texts(self.tokenizer, self.max_seq_length,
+                              tf.strings.join([self.prompt, text]))
+
+  def predict_text(self, text):
+    return self.predict(self.packed_text(text))
+
+
+def text_signatures(serving):
+  """serving_default and, where the TextServing has a tokenizer,
+  serve_text: its signatures for export.write_saved_model."""
+  signatures = ids_signatures(serving)
+  if serving.tokenizer is not None:
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def serve_text(text):
+      return serving.predict_text(**checked_texts({"text": text}))
+
+    signatures["serve_text"] = serve_text
+  return signatures
 
 
 def feature_serving(model, tokenizer, max_seq_length):

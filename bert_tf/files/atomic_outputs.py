@@ -110,10 +110,12 @@ def held_temporary(path, directory=False):
   finally:
     if descriptor is not None:
       os.close(descriptor)
-    _remove_leftovers(temporary)
+    remove_temporary(temporary)
 
 
-def _remove_leftovers(temporary):
+def remove_temporary(temporary):
+  """Removes a temporary and whatever extends its name (a writer's own
+  temporaries, `<temporary>.index`, ...)."""
   for path in storage.glob(f"{storage.glob_escape(temporary)}*"):
     if storage.isdir(path):
       if storage.is_url(path):

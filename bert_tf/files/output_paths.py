@@ -100,3 +100,26 @@ def _check_creatable(flag, path, directory):
   if not os.access(ancestor, os.W_OK | os.X_OK):
     raise ValueError(f"{flag}={path}: cannot write in {ancestor} "
                      f"(permission denied)")
+
+
+def output_for_input(input_file, output_dir, extension):
+  """<output_dir>/<input file name><extension>: a program's one output per
+  input file (--output_dir)."""
+  return os.path.join(output_dir, os.path.basename(input_file) + extension)
+
+
+def outputs_for_inputs(input_files, output_dir, extension):
+  """{input file: output_for_input(...)}, one output per input file.
+
+  Raises:
+    ValueError: two input files would write the same output, naming both.
+  """
+  outputs = {}
+  for input_file in input_files:
+    output = output_for_input(input_file, output_dir, extension)
+    if output in outputs.values():
+      clash = next(name for name, path in outputs.items() if path == output)
+      raise ValueError(f"{input_file} and {clash} would both write {output}; "
+                       f"give input files distinct names")
+    outputs[input_file] = output
+  return outputs

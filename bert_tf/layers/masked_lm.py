@@ -72,10 +72,16 @@ class MaskedLMHead(keras.layers.Layer):
     # strided slice that adds an axis.)
     hidden = ops.take_along_axis(sequence_output,
                                  ops.expand_dims(positions, -1), axis=1)
+    return self.token_logits(hidden, embedding_table)
+
+  def token_logits(self, hidden, embedding_table):
+    """Logits over the vocabulary at every position of `hidden` [batch_size,
+    length, hidden_size]: [batch_size, length, vocab_size] float32 (a
+    sparse encoder's, at all its tokens)."""
     hidden = self.transform_activation(self.transform_dense(hidden))
     hidden = self.transform_layer_norm(hidden)
     table = ops.cast(embedding_table, hidden.dtype)
-    # [batch_size * num_predictions, vocab_size]: a 2-D matmul against the
+    # [batch_size * length, vocab_size]: a 2-D matmul against the
     # table as stored (transpose_b), whose gradient is a matmul too; neither
     # an einsum (XLA compiles its gradient several times slower on CPU) nor
     # a transposed copy of the table each step.
@@ -83,7 +89,7 @@ class MaskedLMHead(keras.layers.Layer):
                        transpose_b=True)
     logits += ops.cast(self.output_bias, logits.dtype)
     return ops.reshape(ops.cast(logits, "float32"), (
-        ops.shape(positions)[0], ops.shape(positions)[1], self.vocab_size))
+        ops.shape(hidden)[0], ops.shape(hidden)[1], self.vocab_size))
 
   def get_config(self):
     config = super().get_config()

@@ -1,11 +1,12 @@
 """BertEmbedder: a sentence embedder, as sentence-transformers builds one
 from a BERT: pooling, Dense modules, Normalize."""
 
+import numbers
+
 import keras
 import numpy as np
 import tensorflow as tf
 from keras import ops
-from scipy import spatial
 
 from bert_tf.checkpoints import sentence_transformers
 from bert_tf.checkpoints.names import check_pooling, dense_module_name
@@ -14,7 +15,9 @@ from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.pooling import SentencePooling, l2_normalize
 from bert_tf.models.argument_checks import check_positive_int
 from bert_tf.models.predictor import Predictor
-from bert_tf.models.text_model import TextModel, checked_text, kind_of
+from bert_tf.models.text_encoding import (TextEncoderModel, checked_prompts,
+                                         prompt_text, require_preprocessor,
+                                         text_features, text_list)
 from bert_tf.objectives.embedding import MultipleNegativesRankingLoss
 
 # The similarity functions of sentence-transformers' similarity_fn_name.
@@ -41,7 +44,7 @@ def _dense_spec(spec, index, model_name):
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertEmbedder(TextModel):
+class BertEmbedder(TextEncoderModel):
   """The encoder's tokens pooled into one vector per text, through any
   Dense layers, optionally L2-normalised: sentence-transformers'
   Transformer, Pooling, Dense and Normalize modules.
@@ -50,7 +53,8 @@ class BertEmbedder(TextModel):
     config: a BertConfig (or its dict).
     preprocessor: a BertPreprocessor (see TextModel); encode() needs one.
     pooling: a mode or a list of them, concatenated in order: "cls", "max",
-      "mean" or "mean_sqrt_len_tokens" (layers.pooling.SentencePooling).
+      "mean", "mean_sqrt_len_tokens" or "weightedmean"
+      (layers.pooling.SentencePooling).
     dense: a list of {"units", "activation", "use_bias"}, one per Dense
       layer after the pooling; the activations a sentence-transformers
       Dense module can have ("tanh", "linear", "sigmoid", "relu",
@@ -60,16 +64,27 @@ class BertEmbedder(TextModel):
     default_prompt_name: the prompt encode() applies unless told otherwise.
     similarity: how embeddings compare (SIMILARITIES), as
       sentence-transformers' similarity_fn_name.
+    truncate_dim: the first dimensions encode() keeps (Matryoshka), or
+      None for all: an integer from 1 to dimension. As
+      sentence-transformers cuts them after every module, a normalised
+      embedding cut is not normalised again.
+    include_prompt: whether the prompt's tokens ([CLS] with them) are
+      pooled; False leaves them out, as sentence-transformers' Pooling
+      with include_prompt false (see pooled_prompt_length).
 
-  Inputs: the encoder's dict, or text; a tuple of k text columns (a
-    training batch of (anchor, positive) pairs) embeds each column.
+  Inputs: the encoder's dict (with "prompt_length" int32 [batch], the
+    tokens left out of the pooling where include_prompt is False), or
+    text; a tuple of k text columns (a training batch of (anchor,
+    positive) pairs) embeds each column.
 
-  Outputs: {"embedding": float32 [batch, dim]} ([batch, k, dim] for k
-    columns).
+  Outputs: {"embedding": float32 [batch, dimension]} ([batch, k,
+    dimension] for k columns): not truncated, as sentence-transformers'
+    forward (training losses cut their own).
   """
 
   config_arguments = ("pooling", "dense", "normalize", "prompts",
-                      "default_prompt_name", "similarity")
+                      "default_prompt_name", "similarity", "truncate_dim",
+                      "include_prompt")
   # Its encoder is a BertModel; save_pretrained writes it as a
   # sentence-transformers folder, in no other format.
   huggingface_architectures = ("BertModel",)
@@ -78,24 +93,26 @@ class BertEmbedder(TextModel):
 
   def __init__(self, config, *, preprocessor=None, pooling="mean", dense=(),
                normalize=False, prompts=None, default_prompt_name=None,
-               similarity="cosine", **kwargs):
+               similarity="cosine", truncate_dim=None, include_prompt=True,
+               **kwargs):
     super().__init__(config, preprocessor=preprocessor, **kwargs)
     name = type(self).__name__
     self.pooling = list(check_pooling(pooling, name))
     self.dense = [_dense_spec(spec, index, name)
                   for index, spec in enumerate(dense)]
     self.normalize = bool(normalize)
-    self.prompts = _checked_prompts(prompts, name)
-    if default_prompt_name is not None and \
-        default_prompt_name not in self.prompts:
-      raise ValueError(f"{name}: default_prompt_name "
-                       f"{default_prompt_name!r} is not one of the prompts "
-                       f"({', '.join(self.prompts) or 'none'})")
-    self.default_prompt_name = default_prompt_name
+    self.prompts, self.default_prompt_name = checked_prompts(
+        prompts, default_prompt_name, name)
     if similarity not in SIMILARITIES:
       raise ValueError(f"{name}: similarity={similarity!r}; expected one of "
                        f"{', '.join(SIMILARITIES)}")
     self.similarity = similarity
+    self.truncate_dim = None if truncate_dim is None else \
+        _check_truncate_dim(truncate_dim, self.dimension, name)
+    if not isinstance(include_prompt, bool):
+      raise ValueError(f"{name}: include_prompt={include_prompt!r}; "
+                       "expected True or False")
+    self.include_prompt = include_prompt
     self.pooler = SentencePooling(self.pooling, name="sentence_pooling")
     self.dense_layers = [
         keras.layers.Dense(
@@ -156,30 +173,16 @@ class BertEmbedder(TextModel):
         pooling=tuple(self.pooling),
         dense=dense, normalize=self.normalize, prompts=dict(self.prompts),
         default_prompt_name=self.default_prompt_name,
-        similarity=self.similarity)
+        similarity=self.similarity, truncate_dim=self.truncate_dim,
+        include_prompt=self.include_prompt)
 
-  def save_pretrained(self, directory, format="sentence-transformers",
-                      vocab_file=None, architecture=None):
-    """Writes a sentence-transformers folder (today's layout) that
-    sentence-transformers loads with the same embeddings; see
-    BertKerasModel.save_pretrained."""
-    super().save_pretrained(directory, format, vocab_file, architecture)
-
-  def target_output(self, outputs):
-    return outputs["embedding"]
-
-  def call(self, inputs, training=None):
-    if isinstance(inputs, (tuple, list)):
-      return {"embedding": ops.stack(
-          [self.call(column, training)["embedding"] for column in inputs],
-          axis=1)}
-    inputs = self.encoder_inputs(inputs)
-    sequence_output = self.encoder(inputs, training=training)[
-        "sequence_output"]
-    input_mask = inputs.get("input_mask")
-    if input_mask is None:
-      input_mask = ops.ones_like(inputs["input_ids"])
-    embedding = self.pooler(sequence_output, input_mask)
+  def embed(self, inputs, training=None):
+    inputs, sequence_output, input_mask = self.token_outputs(inputs,
+                                                             training)
+    prompt_length = None if self.include_prompt else \
+        inputs.get("prompt_length")
+    embedding = self.pooler(sequence_output, input_mask,
+                            prompt_length=prompt_length)
     for layer in self.dense_layers:
       embedding = ops.cast(layer(embedding), "float32")
     if self.normalize:
@@ -190,30 +193,31 @@ class BertEmbedder(TextModel):
     """sentence-transformers' default training loss, no metrics."""
     return MultipleNegativesRankingLoss(), None
 
-  def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None,
-                   training=True):
-    # A contrastive loss has no targets (the positives are the batch's
-    # other column): Keras needs some y to pass its loss.
-    if y is None:
-      y = ops.zeros(ops.shape(self.target_output(y_pred))[:1])
-    return super().compute_loss(x, y, y_pred, sample_weight, training)
-
   def prompt_of(self, prompt_name=None, prompt=None):
     """The text encode() prefixes: `prompt` if given, else the prompt
     named, else the default prompt's, else none ("")."""
-    model_name = type(self).__name__
-    if prompt is not None:
-      return _checked_prompt(prompt, "prompt", model_name)
-    name = prompt_name if prompt_name is not None else \
-        self.default_prompt_name
-    if name is None:
-      return ""
-    if not isinstance(name, str) or name not in self.prompts:
-      raise ValueError(f"{model_name}: prompt_name={name!r} is not one of "
-                       f"its prompts ({', '.join(self.prompts) or 'none'})")
-    return self.prompts[name]
+    return prompt_text(self, prompt_name, prompt)
 
-  def encode(self, texts, batch_size=32, prompt_name=None, prompt=None):
+  def embedding_dimension(self, truncate_dim=None):
+    """The length of encode()'s embeddings: truncate_dim (checked, naming
+    it), else the model's truncate_dim, else dimension."""
+    if truncate_dim is not None:
+      return _check_truncate_dim(truncate_dim, self.dimension,
+                                 f"{type(self).__name__}.encode")
+    return self.truncate_dim or self.dimension
+
+  def pooled_prompt_length(self, prompt, prompt_tokens):
+    """The tokens the pooling leaves out of the texts after `prompt`, as
+    sentence-transformers counts them: [CLS] and the prompt's word pieces
+    (prompt_tokens: the length of the prompt packed alone, [CLS] prompt
+    [SEP], cut at the max length; less its [SEP]). None where it leaves
+    out none: include_prompt True, or no prompt ("")."""
+    if self.include_prompt or not prompt:
+      return None
+    return prompt_tokens - 1
+
+  def encode(self, texts, batch_size=32, prompt_name=None, prompt=None,
+             truncate_dim=None):
     """Embeddings of a list of texts, as sentence-transformers' encode.
 
     The texts (each after its prompt, see prompt_of) are tokenised at
@@ -224,23 +228,29 @@ class BertEmbedder(TextModel):
       texts: a list (or any iterable) of str, or of bytes in UTF-8.
       batch_size: the most texts run at once.
       prompt_name, prompt: see prompt_of.
+      truncate_dim: the first dimensions kept (an integer from 1 to
+        dimension), or None: the model's truncate_dim.
 
     Returns:
-      float32 numpy [len(texts), dimension], in the texts' order.
+      float32 numpy [len(texts), embedding_dimension(truncate_dim)], in
+      the texts' order.
     """
     name = f"{type(self).__name__}.encode"
-    if self.preprocessor is None:
-      raise ValueError(f"{name}: the model has no preprocessor to tokenise "
-                       "text with")
+    require_preprocessor(self, name)
     check_positive_int(batch_size, "batch_size", name)
-    texts = _text_list(texts, name)
+    texts = text_list(texts, name)
     prefix = self.prompt_of(prompt_name, prompt)
+    dimension = self.embedding_dimension(truncate_dim)
     if not texts:
-      return np.zeros((0, self.dimension), np.float32)
-    features = {key: value.numpy() for key, value in self.preprocessor(
-        tf.constant([prefix + text for text in texts])).items()}
-    features["is_real_example"] = np.ones(len(texts), np.int32)
-    return self._prediction().predict(features, batch_size)["embedding"]
+      return np.zeros((0, dimension), np.float32)
+    features = text_features(self, texts, prefix)
+    prompt_length = self.pooled_prompt_length(
+        prefix, int(text_features(self, [""], prefix)["input_mask"].sum()))
+    if prompt_length is not None:
+      features["prompt_length"] = np.full(len(texts), prompt_length,
+                                          np.int32)
+    embeddings = self._prediction().predict(features, batch_size)
+    return embeddings["embedding"][:, :dimension]
 
   def _prediction(self):
     """The Predictor encode() runs, made once (it holds the traced
@@ -250,108 +260,14 @@ class BertEmbedder(TextModel):
                                   round_lengths=False)
     return self._predictor
 
-  def similarity_scores(self, first, second):
-    """[len(first), len(second)] similarities of two sets of embeddings by
-    the model's similarity, as sentence-transformers' similarity: cosine,
-    dot, or minus the euclidean or manhattan distance. An embedding [dim]
-    counts as a set of one."""
-    name = f"{type(self).__name__}.similarity_scores"
-    first = _embedding_rows(first, "first", name)
-    second = _embedding_rows(second, "second", name)
-    if first.shape[1] != second.shape[1]:
-      raise ValueError(f"{name}: first has {first.shape[1]} dimensions, "
-                       f"second {second.shape[1]}")
-    if self.similarity == "cosine":
-      first, second = _unit_rows(first), _unit_rows(second)
-    if self.similarity in ("cosine", "dot"):
-      return first @ second.T
-    return -_distances(first, second, _DISTANCE_METRICS[self.similarity])
 
-
-# scipy's name of each distance similarity_scores negates.
-_DISTANCE_METRICS = {"euclidean": "euclidean", "manhattan": "cityblock"}
-# The float64 distances computed at once: 32 MB.
-_DISTANCE_BLOCK = 1 << 22
-
-
-def _embedding_rows(embeddings, argument, method_name):
-  """embeddings as float32 numpy [n, dim] (one embedding [dim] as [1,
-  dim]), or a ValueError naming the argument."""
-  try:
-    rows = np.asarray(embeddings)
-  except ValueError as error:  # ragged nested lists
-    raise ValueError(f"{method_name}: {argument} is not an array of "
-                     f"embeddings ({error})") from None
-  if rows.dtype.kind not in "iuf" or rows.ndim not in (1, 2):
-    raise ValueError(f"{method_name}: {argument} has shape {rows.shape} and "
-                     f"dtype {rows.dtype}; expected numbers [n, dim] or "
-                     "[dim]")
-  return np.atleast_2d(rows).astype(np.float32, copy=False)
-
-
-def _unit_rows(rows):
-  """Each row divided by its L2 norm (at least 1e-12, as torch's
-  normalize)."""
-  return rows / np.maximum(np.linalg.norm(rows, axis=-1, keepdims=True),
-                           1e-12)
-
-
-def _distances(first, second, metric):
-  """float32 [len(first), len(second)] distances, computed exactly (in
-  float64) a block of rows at a time: never [n, m, dim] at once."""
-  distances = np.empty((len(first), len(second)), np.float32)
-  second = second.astype(np.float64)
-  rows = max(1, _DISTANCE_BLOCK // max(len(second), 1))
-  for start in range(0, len(first), rows):
-    distances[start:start + rows] = spatial.distance.cdist(
-        first[start:start + rows].astype(np.float64), second, metric)
-  return distances
-
-
-def _checked_prompts(prompts, model_name):
-  """prompts as a dict of str to str, or a ValueError naming the first
-  that is not."""
-  prompts = dict(prompts or {})
-  for prompt_name, text in prompts.items():
-    if not isinstance(prompt_name, str):
-      raise ValueError(f"{model_name}: prompts has a name {prompt_name!r}; "
-                       "expected a str")
-    _checked_prompt(text, f"prompts[{prompt_name!r}]", model_name)
-  return prompts
-
-
-def _checked_prompt(prompt, argument, model_name):
-  """prompt, or a ValueError naming the argument unless it is a str UTF-8
-  can encode."""
-  if not isinstance(prompt, str):
-    raise ValueError(f"{model_name}: {argument}={prompt!r}; expected a str")
-  return checked_text(prompt, argument, model_name)
-
-
-def _text_list(texts, method_name):
-  """texts as a list of str, or a ValueError naming the argument or the
-  index of the first text that is not one."""
-  if tf.is_tensor(texts):
-    texts = texts.numpy()
-  if isinstance(texts, np.ndarray):
-    texts = texts.tolist()
-  if isinstance(texts, (str, bytes)):
-    raise ValueError(f"{method_name} takes a list of texts, not one string")
-  if texts is None or isinstance(texts, dict) or not hasattr(texts,
-                                                              "__iter__"):
-    raise ValueError(f"{method_name}: texts is {kind_of(texts)}; expected "
-                     "a list of texts")
-  return [_as_str(text, f"texts[{index}]", method_name)
-          for index, text in enumerate(texts)]
-
-
-def _as_str(text, argument, method_name):
-  """text (a str, or bytes in UTF-8) as a str, or a ValueError naming the
-  argument (text_model.checked_text)."""
-  if isinstance(text, bytes):
-    try:
-      return text.decode("utf-8")
-    except UnicodeDecodeError:
-      raise ValueError(f"{method_name}: {argument} is bytes that are not "
-                       "UTF-8") from None
-  return checked_text(text, argument, method_name)
+def _check_truncate_dim(truncate_dim, dimension, where):
+  """truncate_dim as an int, or a ValueError naming it unless it is an
+  integer from 1 to dimension."""
+  if isinstance(truncate_dim, bool) or \
+      not isinstance(truncate_dim, numbers.Integral) or \
+      not 1 <= truncate_dim <= dimension:
+    raise ValueError(f"{where}: truncate_dim={truncate_dim!r} must be an "
+                     f"integer from 1 to the embedding's {dimension} "
+                     "dimensions")
+  return int(truncate_dim)

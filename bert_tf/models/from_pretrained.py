@@ -189,6 +189,8 @@ def _pipeline_arguments(source, do_lower_case, preprocessor_class):
     arguments["preprocessor"] = preprocessor_class(
         source.vocabulary, do_lower_case, source.max_seq_length(),
         tokenization_rules=source.tokenization_rules)
+  if pipeline.model_type == sentence_transformers.SPARSE_ENCODER:
+    return {**arguments, **_sparse_arguments(source)}
   if pipeline.model_type == sentence_transformers.CROSS_ENCODER:
     if source.architecture_name != "BertForSequenceClassification":
       raise ValueError(f"{source.path}: a CrossEncoder of "
@@ -203,4 +205,32 @@ def _pipeline_arguments(source, do_lower_case, preprocessor_class):
                     for module in pipeline.dense],
           "normalize": pipeline.normalize, "prompts": pipeline.prompts,
           "default_prompt_name": pipeline.default_prompt_name,
-          "similarity": pipeline.similarity or "cosine"}
+          "similarity": pipeline.similarity or "cosine",
+          "truncate_dim": pipeline.truncated_dimension(config.hidden_size),
+          "include_prompt": pipeline.include_prompt}
+
+
+# The classes whose masked-LM head a SparseEncoder's Transformer can be.
+_MASKED_LM_ARCHITECTURES = ("BertForMaskedLM", "BertForPreTraining")
+
+
+def _sparse_arguments(source):
+  """A SparseEncoder's SpladePooling, max_active_dims and prompts (and a
+  Router's query route settings); its Transformer must hold a masked-LM
+  head."""
+  pipeline = source.pipeline
+  if source.architecture_name not in _MASKED_LM_ARCHITECTURES:
+    raise ValueError(f"{source.path}: a SparseEncoder of "
+                     f"{source.architecture_name}; bert_tf reproduces those "
+                     f"of a masked-LM head "
+                     f"({', '.join(_MASKED_LM_ARCHITECTURES)})")
+  arguments = {"pooling_strategy": pipeline.splade.pooling_strategy,
+               "activation": pipeline.splade.activation,
+               "max_active_dims": pipeline.max_active_dims,
+               "prompts": pipeline.prompts,
+               "default_prompt_name": pipeline.default_prompt_name,
+               "similarity": pipeline.similarity or "dot"}
+  if pipeline.static_query is not None:  # a Router's
+    arguments.update(query_max_length=pipeline.query_max_length,
+                     default_route=pipeline.default_route)
+  return arguments

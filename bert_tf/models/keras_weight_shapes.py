@@ -167,13 +167,26 @@ def _fixed_head(path, rows):
   return weights
 
 
-def _pretrainer_head(config, arguments, name):
-  """The masked-LM transform and output bias, the next-sentence head."""
+def _masked_lm_head(config, arguments, name):
+  """The masked-LM transform and output bias (a sparse encoder's head)."""
+  del arguments, name  # the config sizes it
   head = "layers/masked_lm_head"
   yield from _dense(f"{head}/transform_dense", _hidden(config),
                     _hidden(config))
   yield from _layer_norm(f"{head}/transform_layer_norm", _hidden(config))
   yield Weight(f"{head}/vars/0", (("vocab_size", config.vocab_size),))
+
+
+def _routed_sparse_encoder_head(config, arguments, name):
+  """The masked-LM head, the query route's weight per vocabulary token."""
+  yield from _masked_lm_head(config, arguments, name)
+  yield Weight("layers/sparse_static_embedding/vars/0",
+               (("vocab_size", config.vocab_size),))
+
+
+def _pretrainer_head(config, arguments, name):
+  """The masked-LM head, the next-sentence head."""
+  yield from _masked_lm_head(config, arguments, name)
   yield from _fixed_head("layers/classification_head", 2)(config, arguments,
                                                            name)
 
@@ -246,4 +259,6 @@ _HEADS = {
     "BertPretrainer": _pretrainer_head,
     "BertEmbedder": _embedder_head,
     "BertFeatureTagger": _feature_tagger_head,
+    "BertSparseEncoder": _masked_lm_head,
+    "BertRoutedSparseEncoder": _routed_sparse_encoder_head,
 }

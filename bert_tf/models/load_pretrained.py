@@ -5,7 +5,8 @@ from bert_tf.checkpoints import huggingface, sentence_transformers
 from bert_tf.checkpoints.model_directory import open_model_directory
 from bert_tf.models import (BertClassifier, BertEmbedder, BertEncoder,
                             BertMultipleChoice, BertNextSentenceClassifier,
-                            BertPretrainer, BertSpanLabeler, BertTagger)
+                            BertPretrainer, BertRoutedSparseEncoder,
+                            BertSparseEncoder, BertSpanLabeler, BertTagger)
 from bert_tf.models.from_pretrained import build_and_load
 
 # The bert_tf model of each transformers class (huggingface.ARCHITECTURES),
@@ -16,6 +17,12 @@ MODEL_CLASSES = {
                         BertClassifier, BertSpanLabeler, BertTagger,
                         BertMultipleChoice)
     for architecture in model_class.huggingface_architectures}
+
+
+# The bert_tf model of each sentence-transformers model type that is not
+# a Hugging Face head's (a CrossEncoder is a BertClassifier).
+_PIPELINE_CLASSES = {sentence_transformers.EMBEDDER: BertEmbedder,
+                     sentence_transformers.SPARSE_ENCODER: BertSparseEncoder}
 
 
 def load_pretrained(model_dir, model_class=None, **model_arguments):
@@ -29,8 +36,9 @@ def load_pretrained(model_dir, model_class=None, **model_arguments):
       index file), a training run's, or a Hugging Face folder (config.json,
       model.safetensors, vocab.txt or transformers 5's tokenizer.json), or
       a sentence-transformers folder (either layout): an embedder gives a
-      BertEmbedder, a CrossEncoder a BertClassifier, each with its
-      preprocessor (the folder's max length; a cross-encoder's pairs packed
+      BertEmbedder, a SparseEncoder a BertSparseEncoder (of a Router, a
+      BertRoutedSparseEncoder), a CrossEncoder a BertClassifier, each with
+      its preprocessor (the folder's max length; a cross-encoder's pairs packed
       as transformers packs them) and settings.
     model_class: the bert_tf model to build (BertPretrainer, BertEncoder,
       ...); by default the one of the checkpoint's head (MODEL_CLASSES; a
@@ -45,9 +53,10 @@ def load_pretrained(model_dir, model_class=None, **model_arguments):
   """
   source = open_model_directory(model_dir)
   pipeline = source.pipeline
-  if model_class is None and pipeline is not None and \
-      pipeline.model_type == sentence_transformers.EMBEDDER:
-    model_class = BertEmbedder
+  if model_class is None and pipeline is not None:
+    model_class = _PIPELINE_CLASSES.get(pipeline.model_type)
+    if pipeline.static_query is not None:
+      model_class = BertRoutedSparseEncoder
   if model_class is None:
     huggingface.check_mapped(source.architecture_name, source.path)
     model_class = MODEL_CLASSES[source.architecture_name]

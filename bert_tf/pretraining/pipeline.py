@@ -10,14 +10,13 @@ import concurrent.futures
 import dataclasses
 import functools
 import logging
-import os
 import random
 import time
 
 from bert_tf import parallel
 from bert_tf import tokenization
 from bert_tf.data.tfrecords import RoundRobinWriter
-from bert_tf.files import atomic_outputs
+from bert_tf.files import atomic_outputs, output_paths
 from bert_tf.pretraining import features as pretraining_features
 from bert_tf.pretraining.documents import read_documents
 from bert_tf.pretraining.instances import instance_passes, shuffle
@@ -163,7 +162,7 @@ def _log_example(instance, tokenizer):
 
 def output_file_for(input_file, output_dir):
   """<output_dir>/<input file name>.tfrecord."""
-  return os.path.join(output_dir, os.path.basename(input_file) + ".tfrecord")
+  return output_paths.output_for_input(input_file, output_dir, ".tfrecord")
 
 
 def output_files_for(input_files, output_dir):
@@ -172,15 +171,8 @@ def output_files_for(input_files, output_dir):
   Raises:
     ValueError: two input files would write the same output file.
   """
-  outputs = {}
-  for input_file in input_files:
-    output = output_file_for(input_file, output_dir)
-    if output in outputs.values():
-      clash = next(name for name, path in outputs.items() if path == output)
-      raise ValueError(f"{input_file} and {clash} would both write {output}; "
-                       f"give input files distinct names")
-    outputs[input_file] = output
-  return outputs
+  return output_paths.outputs_for_inputs(input_files, output_dir,
+                                         ".tfrecord")
 
 
 def create_in_parallel(input_files, output_dir, tokenizer_options, options,

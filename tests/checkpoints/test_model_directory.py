@@ -28,10 +28,15 @@ PRETRAINING = os.path.join(SHARED_DIR, "reference", "huggingface",
                            "bert_for_pretraining")
 EMBEDDER = sentence_transformers_folders.folder("classic_cls_dense")
 CROSS_ENCODER = sentence_transformers_folders.folder("cross_encoder")
+# A SparseEncoder's Router: its modules' folders, a static route's weights
+# and tokenizer files beside the BERT's.
+ROUTER = sentence_transformers_folders.folder(
+    sentence_transformers_folders.ROUTER)
 DIRECTORIES = {
     "community TF1": COMMUNITY, "transformers 5": TRANSFORMERS5,
     "pretraining": pytest.param(PRETRAINING, marks=pytest.mark.shared),
-    "embedder": EMBEDDER, "cross-encoder": CROSS_ENCODER}
+    "embedder": EMBEDDER, "cross-encoder": CROSS_ENCODER,
+    "sparse encoder router": ROUTER}
 
 
 def read_once(directory, work):

@@ -19,7 +19,9 @@ from safetensors.numpy import save_file
 import bert_tf
 from bert_tf import tokenization
 from bert_tf.data.text_inputs import encode_texts
+from bert_tf.extraction.embeddings import embedding_serving
 from bert_tf.extraction.extraction import ExtractionOptions, extract_features
+from bert_tf.text.tokenizer import InGraphTokenizer
 from tests.support.helpers import (PROJECT_DIR, assert_fails_in_one_line,
                                    run_script_cases)
 from tests.support.serving import serve_export
@@ -42,18 +44,18 @@ def texts_file(path, texts):
   return path
 
 
-def read_embeddings(path):
+def read_embeddings(path, dtype=np.float32):
   if str(path).endswith(".npz"):
     arrays = np.load(path)
     assert list(arrays) == ["embeddings"]
-    assert arrays["embeddings"].dtype == np.float32
+    assert arrays["embeddings"].dtype == dtype
     return arrays["embeddings"]
   with open(path, encoding="utf-8") as reader:
     lines = [json.loads(line) for line in reader]
   assert [list(line) for line in lines] == [["linex_index", "embedding"]] * \
       len(lines)
   assert [line["linex_index"] for line in lines] == list(range(len(lines)))
-  return np.array([line["embedding"] for line in lines])
+  return np.array([line["embedding"] for line in lines], dtype)
 
 
 def extracted(tmp_path, name="output.npz", **flags):
@@ -85,6 +87,19 @@ def script_runs(tmp_path_factory):
        "layers": "-1", "pooling": "mean"},
       {**refused, "init_checkpoint": os.path.join(FOLDERS, "cross_encoder"),
        "pooling": "mean"}]
+  texts = texts_file(tmp_path / "fixture_texts.txt",
+                     expected("today_weightedmean")["texts"])
+  quantized = {"input_file": texts, "batch_size": 4,
+               "init_checkpoint": os.path.join(FOLDERS, "today_weightedmean")}
+  cases += [
+      {**quantized, "output_file": tmp_path / "int8.npz",
+       "output_format": "npz", "pooling": "weightedmean", "truncate_dim": 8,
+       "precision": "int8"},
+      {**quantized, "output_file": tmp_path / "ubinary.jsonl",
+       "precision": "ubinary"},
+      {**quantized, "output_file": tmp_path / "include_prompt.npz",
+       "output_format": "npz", "truncate_dim": 16,
+       "init_checkpoint": os.path.join(FOLDERS, "today_include_prompt")}]
   return tmp_path, run_script_cases("extract_features.py", cases)
 
 
@@ -108,6 +123,54 @@ def test_layers_with_pooling_and_pooling_a_cross_encoder_are_refused(
                            r"--pooling=mean: --init_checkpoint=.*"
                            r"cross_encoder is a CrossEncoder")
   assert not (tmp_path / "refused.npz").exists()
+
+
+def test_truncate_dim_and_precision_write_sentence_transformers_values(
+    script_runs):
+  """The folder's weightedmean and truncate_dim (16), or --truncate_dim,
+  then quantize_embeddings of the whole file (int8 calibrated on its
+  lines): npz of int8, JSONL of the bytes."""
+  tmp_path, outcomes = script_runs
+  assert [code for code, _ in outcomes[6:8]] == [0, 0], outcomes[6:8]
+  arrays = expected("today_weightedmean")
+  np.testing.assert_array_equal(
+      read_embeddings(tmp_path / "int8.npz", np.int8),
+      bert_tf.quantize_embeddings(arrays["embeddings_8"], "int8"))
+  np.testing.assert_array_equal(
+      read_embeddings(tmp_path / "ubinary.jsonl", np.uint8),
+      bert_tf.quantize_embeddings(arrays["embeddings"], "ubinary"))
+
+
+def test_include_prompt_and_truncate_dim_in_the_file_and_serve_text(
+    script_runs):
+  """The prompt's tokens left out of the pooling in the file and in
+  serve_text, both cut at the truncate_dim asked for."""
+  tmp_path, outcomes = script_runs
+  assert outcomes[8][0] == 0, outcomes[8]
+  folder = os.path.join(FOLDERS, "today_include_prompt")
+  arrays = expected("today_include_prompt")
+  want = arrays["embeddings"][:, :16]
+  np.testing.assert_allclose(read_embeddings(tmp_path / "include_prompt.npz"),
+                             want, atol=1e-5)
+  source = bert_tf.open_model_directory(folder)
+  _, signatures = embedding_serving(
+      bert_tf.load_pretrained(folder, truncate_dim=16).model,
+      InGraphTokenizer(source.vocabulary, source.casing()), 20)
+  served = signatures["serve_text"](tf.constant(arrays["texts"]))
+  np.testing.assert_allclose(served["embedding"], want, atol=1e-5)
+
+
+def test_int8_of_one_line_is_refused_before_it_runs(tmp_path):
+  texts_file(tmp_path / "one.txt", ["a lake"])
+  with pytest.raises(ValueError, match="^--precision=int8: calibrated on "
+                                       "the file's embeddings, which takes "
+                                       "at least 2 lines$"):
+    extract_features(ExtractionOptions(
+        input_file=str(tmp_path / "one.txt"),
+        output_file=str(tmp_path / "one.npz"), output_format="npz",
+        init_checkpoint=os.path.join(FOLDERS, "today_mean"),
+        precision="int8"), tf.distribute.get_strategy())
+  assert not (tmp_path / "one.npz").exists()
 
 
 def test_the_export_serves_encode_from_text_and_from_ids(script_runs):
@@ -223,7 +286,28 @@ def multi_mode_dense_folder(path):
      r"^--pooling=cls: the Dense modules of --init_checkpoint=.* take its 2 "
      r"pooling modes concatenated \(cls, mean\)"),
     ({"init_checkpoint": PLAIN_FOLDER, "pooling": "sum"},
-     r"^--pooling=sum: expected cls or mean or max or mean_sqrt_len$"),
+     r"^--pooling=sum: expected cls or mean or max or mean_sqrt_len or "
+     r"weightedmean$"),
+    ({"init_checkpoint": PLAIN_FOLDER, "precision": "int8"},
+     r"^--precision=int8: applies to sentence embeddings \(--pooling, or a "
+     r"sentence-transformers embedder's folder\), not the per-token output$"),
+    ({"init_checkpoint": os.path.join(FOLDERS, "today_mean"), "layers": "-1",
+      "truncate_dim": 8, "precision": "binary"},
+     r"^--truncate_dim=8 and --precision=binary: applies to sentence "
+     r"embeddings"),
+    ({"init_checkpoint": PLAIN_FOLDER, "pooling": "mean", "truncate_dim": 0},
+     r"^--truncate_dim=0: expected 1 to the embedding's 32 dimensions$"),
+    ({"init_checkpoint": os.path.join(FOLDERS, "classic_cls_dense"),
+      "truncate_dim": 17},
+     r"^--truncate_dim=17: expected 1 to the embedding's 16 dimensions$"),
+    ({"init_checkpoint": PLAIN_FOLDER, "pooling": "mean",
+      "precision": "int4"},
+     r"^--precision=int4: expected float32 or int8 or uint8 or binary or "
+     r"ubinary$"),
+    ({"init_checkpoint": PLAIN_FOLDER, "pooling": "mean", "precision": "int8",
+      "output_file": None, "input_file": None, "export_dir": "export"},
+     r"^--precision=int8: quantizes the embeddings written for "
+     r"--input_file; the export serves float32$"),
 ])
 def test_refusals_name_the_flags(tmp_path, flags, message):
   if flags["init_checkpoint"] == "multi_mode_dense":

@@ -23,7 +23,8 @@ from tests.support.sentence_transformers_folders import (
     FIXTURES_DIR, assert_as_sentence_transformers, expected, folder, opener)
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
-EVERY_POOLING = ["cls", "max", "mean", "mean_sqrt_len_tokens"]
+EVERY_POOLING = ["cls", "max", "mean", "mean_sqrt_len_tokens",
+                 "weightedmean"]
 TWO_DENSE = [{"units": 8, "activation": "tanh"},
              {"units": 6, "activation": "linear", "use_bias": False}]
 
@@ -46,14 +47,17 @@ def encoder_inputs(config):
 
 
 def pooled_by_hand(tokens, mask):
-  """cls, max, mean and mean_sqrt_len_tokens of [batch, seq, hidden] over
-  the real tokens, concatenated."""
+  """cls, max, mean, mean_sqrt_len_tokens and weightedmean (position
+  weights 1, 2, ...) of [batch, seq, hidden] over the real tokens,
+  concatenated."""
   rows = []
   for row, real in zip(tokens, mask.astype(bool)):
     kept = row[real]
+    weights = np.arange(1, len(kept) + 1)[:, None]
     rows.append(np.concatenate([
         row[0], kept.max(0), kept.mean(0),
-        kept.sum(0) / np.sqrt(len(kept))]))
+        kept.sum(0) / np.sqrt(len(kept)),
+        (kept * weights).sum(0) / weights.sum()]))
   return np.array(rows)
 
 
@@ -77,7 +81,7 @@ def test_pooling_modes_dense_and_normalize_by_hand():
   plain.set_weights(model.encoder.get_weights())
   np.testing.assert_allclose(plain(inputs)["embedding"], pooled, rtol=0,
                              atol=1e-5)
-  assert plain.dimension == 4 * 32
+  assert plain.dimension == 5 * 32
 
 
 def test_a_tiny_embedder_passes_the_model_harness():
@@ -110,6 +114,46 @@ def test_encode_takes_a_prompt(today_mean, arguments, key):
       today_mean.encode(values["texts"], **arguments), values[key])
 
 
+@pytest.mark.parametrize("truncate_dim, key", [
+    (None, "embeddings"), (32, "embeddings_full"), (8, "embeddings_8")])
+def test_weightedmean_and_a_saved_truncate_dim(opened, truncate_dim, key):
+  """The folder's truncate_dim (16) cuts the normalised embeddings, which
+  are not normalised again; encode's truncate_dim overrides it."""
+  model = opened("today_weightedmean").model
+  assert (model.pooling, model.truncate_dim) == (["weightedmean"], 16)
+  values = expected("today_weightedmean")
+  assert_as_sentence_transformers(
+      model.encode(values["texts"], truncate_dim=truncate_dim), values[key])
+
+
+@pytest.mark.parametrize("arguments, key", [
+    ({}, "embeddings"), ({"prompt_name": "blank"}, "embeddings_blank"),
+    ({"prompt_name": "long"}, "embeddings_long"),
+    ({"prompt": ""}, "embeddings_no_prompt")])
+def test_include_prompt_false_pools_the_text_alone(opened, arguments, key):
+  """[CLS] and the prompt's word pieces are left out: " " has none
+  ([CLS] alone), the long prompt fills the max length ([SEP] alone); no
+  prompt ("") leaves out nothing."""
+  model = opened("today_include_prompt").model
+  assert model.include_prompt is False
+  values = expected("today_include_prompt")
+  assert_as_sentence_transformers(model.encode(values["texts"], **arguments),
+                                  values[key])
+
+
+def test_every_mode_leaves_the_prompt_out():
+  """cls takes the first token after the prompt (position 0 where none
+  is left), max and the means pool what is left, weightedmean keeps each
+  token's weight by position."""
+  values = expected("today_include_prompt")
+  model = bert_tf.load_pretrained(folder("today_include_prompt"),
+                                  pooling=values["every_mode"]).model
+  for prompt_name, key in ((None, "embeddings_every_mode"),
+                           ("long", "embeddings_every_mode_long")):
+    assert_as_sentence_transformers(
+        model.encode(values["texts"], prompt_name=prompt_name), values[key])
+
+
 @pytest.mark.parametrize("arguments, message", [
     ({"batch_size": 0}, ".encode: batch_size=0 must be an integer >= 1"),
     ({"batch_size": -1}, ".encode: batch_size=-1 must be"),
@@ -132,6 +176,12 @@ def test_encode_takes_a_prompt(today_mean, arguments, key):
     ({"prompt_name": "passage"}, ": prompt_name='passage' is not one of its "
                                  r"prompts \(document, query\)"),
     ({"prompt_name": ["query"]}, r": prompt_name=\['query'\] is not one"),
+    ({"truncate_dim": 0}, ".encode: truncate_dim=0 must be an integer from 1 "
+                          "to the embedding's 32 dimensions"),
+    ({"truncate_dim": 33}, ".encode: truncate_dim=33 must be"),
+    ({"truncate_dim": -1}, ".encode: truncate_dim=-1 must be"),
+    ({"truncate_dim": False}, ".encode: truncate_dim=False must be"),
+    ({"truncate_dim": 8.5}, ".encode: truncate_dim=8.5 must be"),
 ])
 def test_what_encode_refuses(today_mean, arguments, message):
   """Each argument checked before any work, in one line naming it."""
@@ -152,6 +202,7 @@ def test_encode_takes_any_list_of_texts_and_nothing(today_mean):
                                rtol=0, atol=1e-6)
   nothing = today_mean.encode([])
   assert nothing.shape == (0, 32) and nothing.dtype == np.float32
+  assert today_mean.encode([], truncate_dim=np.int64(8)).shape == (0, 8)
 
 
 def test_a_batch_holds_at_most_the_texts_given(monkeypatch):
@@ -179,23 +230,26 @@ def test_a_keras_file_keeps_the_settings_and_embeddings(opened, tmp_path):
   here), saved as .keras and loaded without its folder."""
   model = bert_tf.load_pretrained(
       folder("classic_cls_dense"), prompts={"query": "query: "},
-      default_prompt_name="query", similarity="dot").model
+      default_prompt_name="query", similarity="dot", truncate_dim=8,
+      include_prompt=False).model
   path = str(tmp_path / "embedder.keras")
   model.save(path)
   loaded = keras.saving.load_model(path)
   assert type(loaded) is bert_tf.BertEmbedder
   assert loaded.get_config() == model.get_config()
   settings = ("pooling", "dense", "normalize", "prompts",
-              "default_prompt_name", "similarity")
+              "default_prompt_name", "similarity", "truncate_dim",
+              "include_prompt")
   assert {name: getattr(loaded, name) for name in settings} == {
       "pooling": ["cls"], "normalize": True,
       "dense": [{"units": 16, "activation": "tanh", "use_bias": True}],
       "prompts": {"query": "query: "}, "default_prompt_name": "query",
-      "similarity": "dot"}
+      "similarity": "dot", "truncate_dim": 8, "include_prompt": False}
   texts = expected("classic_cls_dense")["texts"]
   np.testing.assert_array_equal(loaded.encode(texts), model.encode(texts))
+  assert loaded.encode(texts).shape == (len(texts), 8)
   assert_as_sentence_transformers(
-      loaded.encode(texts, prompt=""),
+      loaded.encode(texts, prompt="", truncate_dim=16),
       expected("classic_cls_dense")["embeddings"])
   assert loaded.preprocessor.max_seq_length == 16
 
@@ -211,7 +265,19 @@ def test_from_config_gives_the_same_model(today_mean):
 
 
 @pytest.mark.parametrize("arguments, message", [
-    ({"pooling": "weightedmean"}, "pooling mode 'weightedmean'"),
+    ({"pooling": "lasttoken"}, "pooling mode 'lasttoken' pools a decoder's "
+                               "last token"),
+    ({"truncate_dim": 0}, "truncate_dim=0 must be an integer from 1 to the "
+                          "embedding's 32 dimensions"),
+    ({"truncate_dim": 33}, "truncate_dim=33 must be"),
+    ({"truncate_dim": 9, "dense": [{"units": 8}]}, "truncate_dim=9 must be an "
+                                                   "integer from 1 to the "
+                                                   "embedding's 8"),
+    ({"truncate_dim": True}, "truncate_dim=True must be"),
+    ({"truncate_dim": 8.0}, "truncate_dim=8.0 must be"),
+    ({"truncate_dim": "8"}, "truncate_dim='8' must be"),
+    ({"include_prompt": "false"}, "include_prompt='false'; expected True or "
+                                  "False"),
     ({"pooling": []}, "pooling"),
     ({"dense": [{"units": 0}]}, r"dense\[0\]: units=0 must be an integer"),
     ({"dense": [{"units": True}]}, r"dense\[0\]: units=True"),

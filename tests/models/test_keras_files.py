@@ -59,6 +59,8 @@ FORMS = {
                         "use_bias": False}]),
     "concatenated_layers": lambda config: bert_tf.BertFeatureTagger(
         config, 9, (-2, -1), "concat", lstm_units=8),
+    "routed_sparse_encoder": lambda config: bert_tf.BertRoutedSparseEncoder(
+        config, query_max_length=7, default_route="query"),
 }
 MODELS = {
     **EVERY_MODEL, **FORMS, "lora": _with_adapters,

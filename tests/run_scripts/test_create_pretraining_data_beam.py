@@ -3,7 +3,6 @@ from an Apache Beam pipeline (the DirectRunner here), under #7's rules."""
 
 import importlib.util
 import os
-import pathlib
 import subprocess
 import sys
 
@@ -163,9 +162,10 @@ def _installed(module):
                     reason="would submit a Dataflow job")
 def test_a_runner_without_its_extra_fails_in_one_line(tmp_path):
   from bert_tf.pretraining import beam_pipeline as pretraining_beam  # pylint: disable=g-import-not-at-top
+  from bert_tf.runs import beam_runs  # pylint: disable=g-import-not-at-top
   corpus = tmp_path / "corpus.txt"
   corpus.write_text("One sentence.\nAnother.\n")
-  options = pretraining_beam.pipeline_options("DataflowRunner", [
+  options = beam_runs.pipeline_options("DataflowRunner", [
       "--project=my-project-123", "--region=us-central1",
       "--temp_location=gs://my-bucket-123/tmp"])
   with pytest.raises(ValueError, match="--beam_runner: Google Cloud "
@@ -195,45 +195,3 @@ def test_without_apache_beam_the_flag_says_what_to_install(tmp_path):
       (result.returncode, result.stderr), "create_pretraining_data",
       '--beam_runner needs Apache Beam: pip install -e "\\.\\[beam\\]"')
   assert not (tmp_path / "out").exists()
-
-
-def test_the_direct_runner_never_reaches_the_network():
-  """Beam's DirectRunner would first download its Prism runner from GitHub;
-  its local FnApiRunner, which it falls back to, needs nothing."""
-  from bert_tf.pretraining import beam_pipeline as pretraining_beam  # pylint: disable=g-import-not-at-top
-  options = pretraining_beam.pipeline_options("DirectRunner", [], 2)
-  assert options.get_all_options()["runner"] == "FnApiRunner"
-  assert options.get_all_options()["direct_num_workers"] == 2
-
-
-def test_num_workers_is_beams_own_on_other_runners():
-  from bert_tf.pretraining import beam_pipeline as pretraining_beam  # pylint: disable=g-import-not-at-top
-  options = pretraining_beam.pipeline_options(
-      "DataflowRunner", ["--project=p", "--max_num_workers=9"], 5)
-  assert options.get_all_options()["runner"] == "DataflowRunner"
-  assert options.get_all_options()["num_workers"] == 5
-  assert options.get_all_options()["max_num_workers"] == 9
-
-
-def test_renaming_into_place_is_safe_to_retry(tmp_path):
-  """A runner may run the last step again after it renamed some shards."""
-  from bert_tf.pretraining import beam_pipeline as pretraining_beam  # pylint: disable=g-import-not-at-top
-  jobs = [(f"{name}.txt", str(tmp_path / f"{name}.tfrecord.tmp-{'c' * 32}"),
-           str(tmp_path / f"{name}.tfrecord")) for name in ("a", "b")]
-  for _, staged, _ in jobs:
-    pathlib.Path(staged).write_bytes(b"new")
-  os.replace(jobs[0][1], jobs[0][2])  # the first attempt got this far
-  pretraining_beam._finalize([("a.txt", True), ("b.txt", True)], jobs)  # pylint: disable=protected-access
-  assert sorted(os.listdir(tmp_path)) == ["a.tfrecord", "b.tfrecord"]
-  assert (tmp_path / "b.tfrecord").read_bytes() == b"new"
-
-
-def test_a_failed_file_leaves_no_staged_shard(tmp_path):
-  from bert_tf.pretraining import beam_pipeline as pretraining_beam  # pylint: disable=g-import-not-at-top
-  (tmp_path / "a.tfrecord").write_bytes(b"an earlier run's")
-  jobs = [(f"{name}.txt", str(tmp_path / f"{name}.tfrecord.tmp-{'d' * 32}"),
-           str(tmp_path / f"{name}.tfrecord")) for name in ("a", "b")]
-  pathlib.Path(jobs[0][1]).write_bytes(b"new")
-  pretraining_beam._finalize([("a.txt", True), ("b.txt", False)], jobs)  # pylint: disable=protected-access
-  assert os.listdir(tmp_path) == ["a.tfrecord"]
-  assert (tmp_path / "a.tfrecord").read_bytes() == b"an earlier run's"

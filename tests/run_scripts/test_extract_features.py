@@ -232,8 +232,9 @@ def test_help_lists_the_original_flags_and_no_training_ones():
       "batch_size", "use_tpu", "master", "num_tpu_cores",
       "use_one_hot_embeddings", "distribution_strategy", "use_xla", "dtype",
       "output_format", "export_dir", "export_signatures", "pooling",
-      "normalize"))
-  for name in ("do_train", "learning_rate", "output_dir"):
+      "normalize", "truncate_dim", "precision", "beam_runner",
+      "output_dir", "num_workers"))
+  for name in ("do_train", "learning_rate"):
     assert f"--{name}:" not in help_text and \
         f"--[no]{name}:" not in help_text, name
   assert "(default: '-1,-2,-3,-4')" in help_text

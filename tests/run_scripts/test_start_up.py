@@ -58,7 +58,7 @@ def test_tensorflow_start_up_lines_are_silenced_unless_asked_for(
       "Unknown command line flag 'bogus'"]),
     ("extract_features.py", [{"init_checkpoint": "x", "pooling": "median"}],
      ["--pooling=median: value should be one of "
-      "<cls|mean|max|mean_sqrt_len>"]),
+      "<cls|mean|max|mean_sqrt_len|weightedmean>"]),
 ])
 @pytest.mark.rerun
 def test_bad_flags_are_refused_before_tensorflow_is_imported(

@@ -51,6 +51,9 @@ EVERY_MODEL = {
     "BertEmbedder": lambda config: bert_tf.BertEmbedder(
         config, pooling=["cls", "mean"], normalize=True,
         dense=[{"units": 8, "activation": "tanh", "use_bias": True}]),
+    "BertSparseEncoder": lambda config: bert_tf.BertSparseEncoder(
+        config, pooling_strategy="sum", activation="log1p_relu",
+        max_active_dims=5, prompts={"query": "q: "}),
 }
 
 

@@ -1,6 +1,7 @@
 """The sentence-transformers folders of tests/fixtures/sentence_transformers
-(written by sentence-transformers itself, with its outputs in each
-expected.npz; see make_fixtures.py there), opened once per test module."""
+and tests/fixtures/sparse_encoder (written by sentence-transformers itself,
+with its outputs in each expected.npz; see make_fixtures.py there), opened
+once per test module."""
 
 import functools
 import json
@@ -18,9 +19,18 @@ EMBEDDERS = ("classic_cls_dense", "today_mean", "today_max",
              "today_mean_sqrt_len")
 CROSS_ENCODERS = ("cross_encoder", "cross_encoder_identity",
                   "cross_encoder_nli", "cross_encoder_v4")
+# The SparseEncoder folders of tests/fixtures/sparse_encoder.
+SPARSE_FIXTURES_DIR = os.path.join(PROJECT_DIR, "tests", "fixtures",
+                                   "sparse_encoder")
+SPARSE_ENCODERS = ("max_relu_prompts", "sum_log1p_relu", "max_active_dims",
+                   "classic")
+# Inference-free SPLADE: a Router of static queries and SPLADE documents.
+ROUTER = "router"
 
 
 def folder(name):
+  if name in (*SPARSE_ENCODERS, ROUTER):
+    return os.path.join(SPARSE_FIXTURES_DIR, name)
   return os.path.join(FIXTURES_DIR, name)
 
 

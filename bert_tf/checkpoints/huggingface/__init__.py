@@ -239,11 +239,16 @@ def write_folder_files(directory, config, architecture_name, tensors,
   write_json(os.path.join(directory, CONFIG_FILE),
              huggingface_config(config, architecture_name, labels,
                                 problem_type, extra_fields))
+  write_tokenizer_config(directory, do_lower_case,
+                         model_max_length or config.max_position_embeddings)
+
+
+def write_tokenizer_config(directory, do_lower_case, model_max_length):
+  """tokenizer_config.json of a BERT tokenizer, into `directory`."""
   write_json(os.path.join(directory, TOKENIZER_CONFIG_FILE),
-              {"do_lower_case": bool(do_lower_case),
+             {"do_lower_case": bool(do_lower_case),
               "tokenizer_class": "BertTokenizer",
-              "model_max_length": (model_max_length or
-                                   config.max_position_embeddings)})
+              "model_max_length": model_max_length})
 
 
 def write_json(path, values):

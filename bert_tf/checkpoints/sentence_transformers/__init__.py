@@ -13,7 +13,11 @@ pooling_mode_*_tokens booleans and the max length in sentence_bert_config
 config_sentence_transformers.json holds the prompts and, for a
 CrossEncoder (a BertForSequenceClassification), model_type and the
 activation its predict applies; the Hub's ms-marco cross-encoders record
-the activation in config.json instead.
+the activation in config.json instead. A SparseEncoder (SPLADE) is a
+BertForMaskedLM (an MLMTransformer, or a Transformer whose
+sentence_bert_config.json says "transformer_task": "fill-mask"), then
+SpladePooling; its config_sentence_transformers.json may set
+max_active_dims.
 
 Only what bert_tf reproduces exactly is read; anything else is refused in
 one line naming the file and the module or field. No torch: Dense weights
@@ -44,6 +48,8 @@ _PICKLE_WEIGHTS_FILE = "pytorch_model.bin"
 DENSE_WEIGHT, DENSE_BIAS = "linear.weight", "linear.bias"
 
 EMBEDDER, CROSS_ENCODER = "SentenceTransformer", "CrossEncoder"
+SPARSE_ENCODER = "SparseEncoder"
+MODEL_TYPES = (EMBEDDER, CROSS_ENCODER, SPARSE_ENCODER)
 # The classic Pooling config's keys, in the order sentence-transformers
 # concatenates the modes they turn on.
 _LEGACY_POOLING_KEYS = {
@@ -56,11 +62,27 @@ _LEGACY_POOLING_KEYS = {
 }
 # The module kinds of modules.json, by their class name.
 _MODULE_KINDS = ("Transformer", "Pooling", "Dense", "Normalize")
+# A SparseEncoder's: an MLMTransformer is a fill-mask Transformer; a
+# Router sends queries and documents through modules of their own.
+_SPARSE_KINDS = ("MLMTransformer", "SpladePooling", "Router")
+# The modules of a Router's routes (router_config.json's types).
+_ROUTE_KINDS = ("Transformer", "MLMTransformer", "SpladePooling",
+                "SparseStaticEmbedding")
+ROUTER_CONFIG_FILE = "router_config.json"
+# A SparseStaticEmbedding's weights: one per vocabulary token.
+STATIC_WEIGHT = "weight"
 # The module types written, by kind: the classic names, which every
 # version reads (5 and 6 map them to their own modules, whose paths differ
-# between the two).
+# between the two); SpladePooling's path is the same in both.
 MODULE_TYPES = {kind: f"sentence_transformers.models.{kind}"
                 for kind in _MODULE_KINDS}
+MODULE_TYPES["SpladePooling"] = ("sentence_transformers.sparse_encoder."
+                                 "modules.splade_pooling.SpladePooling")
+# The transformer_task of a SparseEncoder's Transformer.
+FILL_MASK = "fill-mask"
+# SpladePooling's pooling_strategy and activation_function values.
+SPLADE_POOLING_STRATEGIES = ("max", "sum")
+SPLADE_ACTIVATIONS = ("relu", "log1p_relu")
 # config_sentence_transformers.json's similarity_fn_name values that
 # sentence-transformers 5 and 6 both take, and the one where it has none.
 SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan")
@@ -80,12 +102,35 @@ class DenseModule:
   weights_file: str
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SpladeModule:
+  """A SpladePooling module: pooling_strategy (SPLADE_POOLING_STRATEGIES)
+  and activation (SPLADE_ACTIVATIONS, its activation_function)."""
+  pooling_strategy: str
+  activation: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class StaticEmbeddingModule:
+  """A SparseStaticEmbedding module (a Router's query route): its folder,
+  with its tokenizer files, its weights file and their number (one per
+  vocabulary token)."""
+  folder: str
+  weights_file: str
+  size: int
+
+
+# What sentence-transformers pools a SparseEncoder folder without
+# modules.json with.
+DEFAULT_SPLADE = SpladeModule(pooling_strategy="max", activation="relu")
+
+
 @dataclasses.dataclass(kw_only=True)
 class Pipeline:
   """A sentence-transformers folder's modules and settings.
 
   Attributes:
-    model_type: EMBEDDER or CROSS_ENCODER.
+    model_type: EMBEDDER, CROSS_ENCODER or SPARSE_ENCODER.
     transformer_dir: the folder of its Transformer module (the BERT).
     pooling: the pooling modes, concatenated in this order (POOLING_MODES).
     dense: DenseModules, in order.
@@ -98,6 +143,19 @@ class Pipeline:
     activation: a CrossEncoder's (activations
       .ACTIVATIONS' names), or None: its default (activation_or_default).
     lower_case_input: sentence_bert_config.json's do_lower_case.
+    splade: a SparseEncoder's SpladeModule, else None.
+    max_active_dims: a SparseEncoder's, or None: all its weights.
+    static_query: a Router SparseEncoder's query route
+      (StaticEmbeddingModule), else None; its document route is the rest.
+    default_route: a Router's route for encode ("query" or "document"),
+      or None: encode needs one named.
+    query_max_length: the most tokens of a Router's query route (its
+      tokenizer_config.json's model_max_length, which model_directory
+      reads with its tokenizer), or None: all.
+    truncate_dim: an embedder's, the first dimensions encode keeps; None:
+      all.
+    include_prompt: whether an embedder's Pooling pools the prompt's
+      tokens.
   """
   model_type: str
   transformer_dir: str
@@ -110,6 +168,23 @@ class Pipeline:
   similarity: Optional[str] = None
   activation: Optional[str] = None
   lower_case_input: bool = False
+  splade: Optional[SpladeModule] = None
+  max_active_dims: Optional[int] = None
+  static_query: Optional[StaticEmbeddingModule] = None
+  default_route: Optional[str] = None
+  query_max_length: Optional[int] = None
+  truncate_dim: Optional[int] = None
+  include_prompt: bool = True
+
+  def truncated_dimension(self, hidden_size):
+    """An embedder's truncate_dim, capped at its embeddings' length (its
+    last Dense module's units, else hidden_size per pooling mode) as
+    sentence-transformers caps it; None where unset."""
+    if self.truncate_dim is None:
+      return None
+    width = self.dense[-1].units if self.dense else \
+        hidden_size * len(self.pooling)
+    return min(self.truncate_dim, width)
 
 
 def is_folder(directory):
@@ -129,16 +204,18 @@ def read_pipeline(directory):
   """
   model_config = _json_object(directory, MODEL_CONFIG_FILE) or {}
   model_config_file = os.path.join(directory, MODEL_CONFIG_FILE)
-  model_type = model_config.get("model_type", EMBEDDER)
-  if model_type not in (EMBEDDER, CROSS_ENCODER):
+  entries = _module_entries(directory)
+  model_type = model_config.get("model_type", _implied_type(entries))
+  if model_type not in MODEL_TYPES:
     raise ValueError(f"{model_config_file}: model_type {model_type!r} is "
-                     f"not one bert_tf reproduces ({EMBEDDER}, "
-                     f"{CROSS_ENCODER})")
-  modules = _modules(directory, model_type)
+                     f"not one bert_tf reproduces ({', '.join(MODEL_TYPES)})")
+  modules = _modules(directory, entries, model_type)
   pipeline = Pipeline(model_type=model_type,
                       transformer_dir=modules[0][1] if modules else directory)
+  transformer_kind = modules[0][0] if modules else None
   pipeline.prompts, pipeline.default_prompt_name = _prompts(
-      model_config, model_config_file)
+      model_config, model_config_file,
+      ("query", "document") if model_type == SPARSE_ENCODER else ())
   pipeline.similarity = model_config.get("similarity_fn_name")
   if pipeline.similarity not in (None, *SIMILARITIES):
     raise ValueError(f"{model_config_file}: similarity_fn_name "
@@ -149,11 +226,25 @@ def read_pipeline(directory):
     pipeline.activation = activation_of(
         activation, model_config_file, "activation_fn") \
         if activation is not None else None
+  elif model_type == SPARSE_ENCODER and modules and \
+      modules[0][0] == "Router":
+    transformer_kind = _read_router(pipeline, modules[0][1])
+    pipeline.max_active_dims = _optional_count(
+        model_config, "max_active_dims", model_config_file)
+  elif model_type == SPARSE_ENCODER:
+    pipeline.splade = _splade(modules[1][1]) if modules else \
+        DEFAULT_SPLADE
+    pipeline.max_active_dims = _optional_count(
+        model_config, "max_active_dims", model_config_file)
   else:
     _read_modules(pipeline, modules)
+    pipeline.truncate_dim = _optional_count(model_config, "truncate_dim",
+                                            model_config_file)
   sentence_bert = _json_object(pipeline.transformer_dir,
                                SENTENCE_BERT_CONFIG_FILE) or {}
   where = os.path.join(pipeline.transformer_dir, SENTENCE_BERT_CONFIG_FILE)
+  if model_type == SPARSE_ENCODER and modules:
+    _check_fill_mask(sentence_bert, transformer_kind, where)
   length = sentence_bert.get("max_seq_length")
   if length is not None and not (_is_count(length) and
                                  length >= MIN_MAX_LENGTH):
@@ -186,19 +277,36 @@ def max_length_of(pipeline, model_max_length, max_position_embeddings):
   return min(length, max_position_embeddings)
 
 
-def _modules(directory, model_type):
-  """[(kind, folder)] of modules.json, checked: kinds _MODULE_KINDS in an
-  order bert_tf reproduces for model_type (_check_order), then each
-  folder inside the directory (model_files.model_folder); [] where there
-  is no modules.json."""
+def _module_entries(directory):
+  """(modules.json's path, its entries, their kinds: _MODULE_KINDS or
+  _SPARSE_KINDS), or None where there is no modules.json."""
   modules_file = model_file(directory, MODULES_FILE)
   if modules_file is None:
-    return []
+    return None
   entries = read_json(modules_file)
   if not isinstance(entries, list) or not entries:
     raise ValueError(f"{modules_file}: expected a JSON list of modules")
   kinds = [_module_kind(entry, f"{modules_file}: module {index}")
            for index, entry in enumerate(entries)]
+  return modules_file, entries, kinds
+
+
+def _implied_type(entries):
+  """The model type a folder without one in its config is: a
+  SparseEncoder where its modules are SPLADE's, else an embedder."""
+  if entries is not None and set(entries[2]) & set(_SPARSE_KINDS):
+    return SPARSE_ENCODER
+  return EMBEDDER
+
+
+def _modules(directory, entries, model_type):
+  """[(kind, folder)] of modules.json's entries (_module_entries), checked:
+  in an order bert_tf reproduces for model_type (_check_order), then each
+  folder inside the directory (model_files.model_folder); [] where there
+  is no modules.json."""
+  if entries is None:
+    return []
+  modules_file, entries, kinds = entries
   _check_order(kinds, model_type, modules_file)
   return [(kind, _module_folder(directory, entry.get("path", ""), kind,
                                 f"{modules_file}: module {index}"))
@@ -214,17 +322,31 @@ def _module_kind(entry, where):
   module_type = entry["type"]
   kind = module_type.rpartition(".")[2]
   if not module_type.startswith("sentence_transformers.") or \
-      kind not in _MODULE_KINDS:
+      kind not in (*_MODULE_KINDS, *_SPARSE_KINDS):
     raise ValueError(
         f"{where} ({module_type}) is not a module bert_tf reproduces "
-        f"({', '.join(_MODULE_KINDS)} of sentence_transformers)")
+        f"({', '.join((*_MODULE_KINDS, *_SPARSE_KINDS))} of "
+        f"sentence_transformers)")
   return kind
 
 
 def _check_order(kinds, model_type, modules_file):
   """Raises ValueError unless the modules are Transformer, Pooling, any
-  Dense, then an optional Normalize (an embedder), or the Transformer
-  alone (a CrossEncoder)."""
+  Dense, then an optional Normalize (an embedder), the Transformer alone
+  (a CrossEncoder), or a Transformer or MLMTransformer then SpladePooling
+  (a SparseEncoder)."""
+  if model_type == SPARSE_ENCODER:
+    if kinds != ["Router"] and (
+        kinds[0] not in ("Transformer", "MLMTransformer") or
+        kinds[1:] != ["SpladePooling"]):
+      raise ValueError(f"{modules_file}: modules {_listed(kinds)}; bert_tf "
+                       f"reproduces a SparseEncoder of a Transformer (or "
+                       f"MLMTransformer) then SpladePooling, or of a Router")
+    return
+  if set(kinds) & set(_SPARSE_KINDS):
+    raise ValueError(f"{modules_file}: modules {_listed(kinds)} of a "
+                     f"{model_type}; bert_tf reproduces "
+                     f"{', '.join(_SPARSE_KINDS)} in a {SPARSE_ENCODER}")
   if kinds[0] != "Transformer" or "Transformer" in kinds[1:]:
     raise ValueError(f"{modules_file}: the first module, and only it, must "
                      f"be a Transformer (the BERT)")
@@ -237,19 +359,24 @@ def _check_order(kinds, model_type, modules_file):
   expected = ["Pooling"] + ["Dense"] * rest.count("Dense") + (
       ["Normalize"] if "Normalize" in rest else [])
   if rest != expected:
-    listed = ", ".join(kinds[:_LISTED])
-    if len(kinds) > _LISTED:
-      listed += f", ... ({len(kinds)} in all)"
     raise ValueError(
-        f"{modules_file}: modules {listed}; bert_tf reproduces "
+        f"{modules_file}: modules {_listed(kinds)}; bert_tf reproduces "
         f"Transformer, Pooling, any Dense, then an optional Normalize")
+
+
+def _listed(kinds):
+  """The first _LISTED kinds, for a message."""
+  listed = ", ".join(kinds[:_LISTED])
+  if len(kinds) > _LISTED:
+    listed += f", ... ({len(kinds)} in all)"
+  return listed
 
 
 def _module_folder(directory, path, kind, where):
   """A module's folder (model_files.model_folder); a Pooling or Dense
   module's is its own, not the root's, whose config.json is the BERT's."""
   folder = model_folder(directory, path, where)
-  if kind in ("Pooling", "Dense") and folder == directory:
+  if kind in ("Pooling", "Dense", "SpladePooling") and folder == directory:
     raise ValueError(f"{where}: a {kind} module in the folder's root, whose "
                      f"{MODULE_CONFIG_FILE} is the BERT's; a {kind} module "
                      f"has a folder of its own")
@@ -261,7 +388,7 @@ def _read_modules(pipeline, modules):
   modules (in _check_order's order)."""
   for kind, module_dir in modules[1:]:
     if kind == "Pooling":
-      pipeline.pooling = _pooling(module_dir)
+      pipeline.pooling, pipeline.include_prompt = _pooling(module_dir)
     elif kind == "Dense":
       pipeline.dense.append(_dense(module_dir))
     else:
@@ -269,7 +396,8 @@ def _read_modules(pipeline, modules):
 
 
 def _pooling(module_dir):
-  """The pooling modes of a Pooling module's config.json (either layout)."""
+  """(pooling modes, include_prompt) of a Pooling module's config.json
+  (either layout)."""
   values = _json_object(module_dir, MODULE_CONFIG_FILE)
   where = os.path.join(module_dir, MODULE_CONFIG_FILE)
   if values is None:
@@ -278,15 +406,11 @@ def _pooling(module_dir):
   if not isinstance(include_prompt, bool):
     raise ValueError(f"{where}: include_prompt is {include_prompt!r}; "
                      f"expected true or false")
-  if not include_prompt:
-    raise ValueError(f"{where}: include_prompt false (pooling that leaves "
-                     f"the prompt's tokens out) is not one bert_tf "
-                     f"reproduces")
   modes = values.get("pooling_mode")
   if modes is None:
     modes = [mode for key, mode in _LEGACY_POOLING_KEYS.items()
              if values.get(key)] or ["mean"]
-  return check_pooling(modes, where)
+  return check_pooling(modes, where), include_prompt
 
 
 def _dense(module_dir):
@@ -341,15 +465,65 @@ def _check_dense_weights(weights_file, in_features, units, use_bias):
                        f"{shape}")
 
 
-def _prompts(values, where):
-  """(prompts, default_prompt_name) of config_sentence_transformers.json."""
+def _splade(module_dir):
+  """The SpladeModule of a SpladePooling module's config.json."""
+  values = _json_object(module_dir, MODULE_CONFIG_FILE)
+  where = os.path.join(module_dir, MODULE_CONFIG_FILE)
+  if values is None:
+    raise FileNotFoundError(f"{where}: missing; a SpladePooling module has "
+                            f"one")
+  fields = {"pooling_strategy": SPLADE_POOLING_STRATEGIES,
+            "activation_function": SPLADE_ACTIVATIONS}
+  for field, expected in fields.items():
+    if values.get(field, expected[0]) not in expected:
+      raise ValueError(f"{where}: {field} {values[field]!r} is not one "
+                       f"bert_tf reproduces ({', '.join(expected)})")
+  for field in ("embedding_dimension", "word_embedding_dimension",
+                "chunk_size"):
+    value = values.get(field)
+    if value is not None and (isinstance(value, bool) or
+                              not isinstance(value, int)):
+      raise ValueError(f"{where}: {field} is {value!r}; expected an "
+                       f"integer or null")
+  return SpladeModule(
+      pooling_strategy=values.get("pooling_strategy",
+                                  DEFAULT_SPLADE.pooling_strategy),
+      activation=values.get("activation_function", DEFAULT_SPLADE.activation))
+
+
+def _optional_count(values, field, where):
+  """A field of config_sentence_transformers.json that is a whole number
+  of at least 1 where set (max_active_dims, truncate_dim), or None."""
+  value = values.get(field)
+  if value is not None and not _is_count(value):
+    raise ValueError(f"{where}: {field} is {value!r}; expected a whole "
+                     f"number of at least 1, or null")
+  return value
+
+
+def _check_fill_mask(sentence_bert, kind, where):
+  """Raises ValueError unless a SparseEncoder's Transformer gives the
+  masked-LM logits: an MLMTransformer (fill-mask unless it says
+  otherwise), or a Transformer whose transformer_task is fill-mask."""
+  task = sentence_bert.get("transformer_task",
+                           FILL_MASK if kind == "MLMTransformer" else None)
+  if task != FILL_MASK:
+    raise ValueError(f"{where}: transformer_task {task!r}; a "
+                     f"SparseEncoder's {kind} is {FILL_MASK!r} (the "
+                     f"masked-LM logits SpladePooling takes)")
+
+
+def _prompts(values, where, implicit=()):
+  """(prompts, default_prompt_name) of config_sentence_transformers.json;
+  a default may name one of the `implicit` prompts (a SparseEncoder's
+  "query" and "document", "" unless set)."""
   prompts = values.get("prompts") or {}
   if not isinstance(prompts, dict) or not all(
       isinstance(name, str) and isinstance(prompt, str)
       for name, prompt in prompts.items()):
     raise ValueError(f"{where}: prompts must map names to strings")
   default = values.get("default_prompt_name")
-  if default is not None and default not in prompts:
+  if default is not None and default not in (*prompts, *implicit):
     raise ValueError(f"{where}: default_prompt_name {default!r} is not one "
                      f"of its prompts ({', '.join(prompts) or 'none'})")
   return dict(prompts), default
@@ -363,3 +537,115 @@ def _json_object(directory, name):
 
 def _is_count(value):
   return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _read_router(pipeline, router_dir):
+  """Sets a Router SparseEncoder's routes (router_config.json): its query
+  route's static_query, its document route's transformer_dir and splade,
+  and default_route; returns the document Transformer's kind.
+
+  bert_tf reproduces the inference-free SPLADE router
+  (Router.for_query_document): a query route of SparseStaticEmbedding and
+  a document route of a Transformer (or MLMTransformer) then
+  SpladePooling, without route_mappings.
+  """
+  where = os.path.join(router_dir, ROUTER_CONFIG_FILE)
+  values = _json_object(router_dir, ROUTER_CONFIG_FILE)
+  if values is None:
+    raise FileNotFoundError(f"{where}: missing; a Router module has one")
+  types, structure = values.get("types"), values.get("structure")
+  parameters = values.get("parameters", {})
+  if not isinstance(types, dict) or not isinstance(structure, dict) or \
+      not isinstance(parameters, dict):
+    raise ValueError(f"{where}: expected \"types\" and \"structure\" "
+                     f"objects (and \"parameters\")")
+  if sorted(structure) != ["document", "query"]:
+    raise ValueError(f"{where}: routes {', '.join(map(str, structure))}; "
+                     f"bert_tf reproduces a query and a document route")
+  routes = {route: [_route_module(router_dir, types, module_id,
+                                  f"{where}: route {route!r}")
+                    for module_id in _route_ids(structure[route], where)]
+            for route in structure}
+  kinds = {route: [kind for kind, _ in modules]
+           for route, modules in routes.items()}
+  if kinds["query"] != ["SparseStaticEmbedding"] or \
+      kinds["document"][0] not in ("Transformer", "MLMTransformer") or \
+      kinds["document"][1:] != ["SpladePooling"]:
+    raise ValueError(
+        f"{where}: routes query ({', '.join(kinds['query'])}) and document "
+        f"({', '.join(kinds['document'])}); bert_tf reproduces a query route "
+        f"of SparseStaticEmbedding and a document route of a Transformer "
+        f"(or MLMTransformer) then SpladePooling")
+  pipeline.default_route = _default_route(parameters, list(structure),
+                                          where)
+  pipeline.static_query = _static_embedding(routes["query"][0][1])
+  pipeline.transformer_dir = routes["document"][0][1]
+  pipeline.splade = _splade(routes["document"][1][1])
+  return kinds["document"][0]
+
+
+def _route_ids(module_ids, where):
+  if not isinstance(module_ids, list) or not module_ids or \
+      not all(isinstance(module_id, str) for module_id in module_ids):
+    raise ValueError(f"{where}: a route is a list of module names")
+  return module_ids
+
+
+def _route_module(router_dir, types, module_id, where):
+  """(kind, folder) of a route's module, its type checked (one of
+  _ROUTE_KINDS of sentence_transformers) and its folder inside."""
+  module_type = types.get(module_id)
+  kind = module_type.rpartition(".")[2] if isinstance(module_type,
+                                                     str) else None
+  if not module_type or not module_type.startswith(
+      "sentence_transformers.") or kind not in _ROUTE_KINDS:
+    raise ValueError(f"{where}: module {module_id!r} ({module_type}) is not "
+                     f"one bert_tf reproduces in a route "
+                     f"({', '.join(_ROUTE_KINDS)} of sentence_transformers)")
+  folder = model_folder(router_dir, module_id, where)
+  if folder == router_dir:
+    raise ValueError(f"{where}: module {module_id!r} in the Router's own "
+                     f"folder; each module has a folder of its own")
+  return kind, folder
+
+
+def _default_route(parameters, routes, where):
+  """The route encode takes without one named, as the Router chooses it:
+  default_route, else the first route where allow_empty_key (true unless
+  set), else None."""
+  if parameters.get("route_mappings"):
+    raise ValueError(f"{where}: route_mappings "
+                     f"{parameters['route_mappings']!r}; bert_tf routes by "
+                     f"task alone (query, document)")
+  allow_empty_key = parameters.get("allow_empty_key", True)
+  if not isinstance(allow_empty_key, bool):
+    raise ValueError(f"{where}: allow_empty_key is {allow_empty_key!r}; "
+                     f"expected true or false")
+  default = parameters.get("default_route")
+  if default is not None and default not in routes:
+    raise ValueError(f"{where}: default_route {default!r} is not one of its "
+                     f"routes ({', '.join(routes)})")
+  if default is None and allow_empty_key:
+    return routes[0]
+  return default
+
+
+def _static_embedding(module_dir):
+  """The StaticEmbeddingModule of a SparseStaticEmbedding's folder."""
+  where = os.path.join(module_dir, MODULE_CONFIG_FILE)
+  values = _json_object(module_dir, MODULE_CONFIG_FILE) or {}
+  if values.get("path") is not None:
+    raise ValueError(f"{where}: path {values['path']!r}; bert_tf reads a "
+                     f"SparseStaticEmbedding's weights from its "
+                     f"{DENSE_WEIGHTS_FILE}")
+  weights_file = model_file(module_dir, DENSE_WEIGHTS_FILE)
+  if weights_file is None:
+    raise FileNotFoundError(f"{os.path.join(module_dir, DENSE_WEIGHTS_FILE)}"
+                            f": missing; a SparseStaticEmbedding has its "
+                            f"weights")
+  headers = tensor_headers(weights_file)
+  if STATIC_WEIGHT not in headers or len(headers[STATIC_WEIGHT][1]) != 1:
+    raise ValueError(f"{weights_file}: expected a tensor {STATIC_WEIGHT} "
+                     f"[vocab_size]")
+  return StaticEmbeddingModule(folder=module_dir, weights_file=weights_file,
+                               size=headers[STATIC_WEIGHT][1][0])

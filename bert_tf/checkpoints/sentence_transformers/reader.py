@@ -1,5 +1,6 @@
-"""A sentence-transformers folder's weights under one reader: the BERT's
-and its Dense modules', so that one load_checkpoint loads a BertEmbedder."""
+"""A sentence-transformers folder's weights under one reader: the BERT's,
+its Dense modules' and a Router's SparseStaticEmbedding's, so that one
+load_checkpoint loads a BertEmbedder or a BertSparseEncoder."""
 
 
 import os
@@ -10,7 +11,11 @@ from bert_tf.checkpoints.names import dense_module_name
 from bert_tf.checkpoints.safetensors_files import read_tensor
 from bert_tf.checkpoints.sentence_transformers import (DENSE_BIAS,
                                                     DENSE_WEIGHT,
-                                                    MODULE_CONFIG_FILE)
+                                                    MODULE_CONFIG_FILE,
+                                                    STATIC_WEIGHT)
+
+# The name a Router's SparseStaticEmbedding weights are read under.
+STATIC_QUERY_WEIGHT = "sentence_transformers/query/static_weight"
 
 
 class PipelineReader:
@@ -18,9 +23,14 @@ class PipelineReader:
   modules' weights added under names.dense_module_name, so that
   load_checkpoint loads a whole BertEmbedder from one reader."""
 
-  def __init__(self, reader, pipeline, hidden_size):
+  def __init__(self, reader, pipeline, hidden_size, vocab_size):
     self._reader = reader
     self._dense = pipeline.dense
+    self._static = pipeline.static_query
+    if self._static is not None and self._static.size != vocab_size:
+      raise ValueError(f"{self._static.weights_file}: tensor "
+                       f"{STATIC_WEIGHT} holds {self._static.size} weights; "
+                       f"the BERT's vocab_size is {vocab_size}")
     self._read = {}  # index: its tensors (dense_tensors), once read
     width = hidden_size * len(pipeline.pooling)
     for module in self._dense:
@@ -40,18 +50,25 @@ class PipelineReader:
     return getattr(self._reader, name)
 
   def _shapes(self):
-    return {name: ([self._dense[index].in_features, self._dense[index].units]
-                   if variable == "kernel" else [self._dense[index].units])
-            for name, (index, variable) in self._names.items()}
+    shapes = {name: ([self._dense[index].in_features,
+                      self._dense[index].units]
+                     if variable == "kernel" else [self._dense[index].units])
+              for name, (index, variable) in self._names.items()}
+    if self._static is not None:
+      shapes[STATIC_QUERY_WEIGHT] = [self._static.size]
+    return shapes
 
   def get_variable_to_shape_map(self):
     return {**self._reader.get_variable_to_shape_map(), **self._shapes()}
 
   def get_variable_to_dtype_map(self):
     return {**self._reader.get_variable_to_dtype_map(),
-            **dict.fromkeys(self._names, np.dtype(np.float32))}
+            **dict.fromkeys(self._shapes(), np.dtype(np.float32))}
 
   def get_tensor(self, name):
+    if name == STATIC_QUERY_WEIGHT and self._static is not None:
+      return read_tensor(self._static.weights_file,
+                         STATIC_WEIGHT).astype(np.float32)
     if name not in self._names:
       return self._reader.get_tensor(name)
     index, variable = self._names[name]

@@ -203,6 +203,34 @@ def test_a_cross_encoder_packs_pairs_as_transformers(opened):
   assert np.flatnonzero(differs).tolist() == sorted(PACKED)
 
 
+@pytest.mark.parametrize("fields, pooling, include_prompt", [
+    ({"pooling_mode_cls_token": False,
+      "pooling_mode_weightedmean_tokens": True}, ("weightedmean",), True),
+    ({"pooling_mode_mean_tokens": True, "include_prompt": False},
+     ("cls", "mean"), False)])
+def test_a_classic_pooling_config_s_weightedmean_and_include_prompt(
+    tmp_path, fields, pooling, include_prompt):
+  directory = copied(tmp_path, "classic_cls_dense")
+  _set("1_Pooling/config.json", **fields)(directory)
+  pipeline = sentence_transformers.read_pipeline(directory)
+  assert (pipeline.pooling, pipeline.include_prompt) == (pooling,
+                                                         include_prompt)
+  assert pipeline.truncate_dim is None
+
+
+@pytest.mark.parametrize("truncate_dim, kept", [(8, 8), (32, 32), (64, 32)])
+def test_a_saved_truncate_dim_is_capped_as_sentence_transformers_caps_it(
+    tmp_path, truncate_dim, kept):
+  """Over the embeddings' 32 dimensions it keeps them all, as
+  sentence-transformers does (what load_pretrained's embedder gets)."""
+  directory = copied(tmp_path, "today_weightedmean")
+  _set("config_sentence_transformers.json", truncate_dim=truncate_dim)(
+      directory)
+  pipeline = sentence_transformers.read_pipeline(directory)
+  assert pipeline.truncate_dim == truncate_dim
+  assert pipeline.truncated_dimension(32) == kept
+
+
 def test_max_length_as_sentence_transformers_chooses_it():
   """sentence_bert_config.json's, else tokenizer_config.json's (unless
   transformers' unset 1e30), capped by the position table."""
@@ -272,22 +300,28 @@ def _many_modules(directory):
 SOFTPLUS = "torch.nn.modules.activation.Softplus"
 # (folder, edit, the file named, what the line says of it)
 REFUSALS = {
-    "weightedmean": ("today_mean", _set("1_Pooling/config.json",
-                                        pooling_mode="weightedmean"),
-                     "1_Pooling/config.json",
-                     "pooling mode 'weightedmean' is not one bert_tf "
-                     "reproduces"),
     "lasttoken": ("today_mean", _set("1_Pooling/config.json",
                                      pooling_mode="lasttoken"),
-                  "1_Pooling/config.json", "pooling mode 'lasttoken'"),
-    "classic weightedmean": (
+                  "1_Pooling/config.json", "pooling mode 'lasttoken' pools "
+                                           "a decoder's last token"),
+    "classic lasttoken": (
         "classic_cls_dense", _set("1_Pooling/config.json",
                                   pooling_mode_cls_token=False,
-                                  pooling_mode_weightedmean_tokens=True),
-        "1_Pooling/config.json", "pooling mode 'weightedmean'"),
-    "include_prompt": ("today_mean", _set("1_Pooling/config.json",
-                                          include_prompt=False),
-                       "1_Pooling/config.json", "include_prompt false"),
+                                  pooling_mode_lasttoken=True),
+        "1_Pooling/config.json", "pooling mode 'lasttoken'"),
+    "truncate_dim 0": ("today_weightedmean", _set(
+        "config_sentence_transformers.json", truncate_dim=0),
+                       "config_sentence_transformers.json",
+                       "truncate_dim is 0; expected a whole number of at "
+                       "least 1, or null$"),
+    "truncate_dim '16'": ("today_weightedmean", _set(
+        "config_sentence_transformers.json", truncate_dim="16"),
+                          "config_sentence_transformers.json",
+                          "truncate_dim is '16'; expected"),
+    "truncate_dim true": ("today_mean", _set(
+        "config_sentence_transformers.json", truncate_dim=True),
+                          "config_sentence_transformers.json",
+                          "truncate_dim is True; expected"),
     "LayerNorm": ("today_mean", _modules(lambda modules: modules[2].update(
         type="sentence_transformers.models.LayerNorm")), "modules.json",
                   r"module 2 \(sentence_transformers.models.LayerNorm\) is "
@@ -321,9 +355,14 @@ REFUSALS = {
                 "module 1: '../x' is not a folder inside"),
     "SparseEncoder": ("today_mean", _set(
         "config_sentence_transformers.json", model_type="SparseEncoder"),
-                      "config_sentence_transformers.json",
-                      "model_type 'SparseEncoder' is not one bert_tf "
-                      "reproduces"),
+                      "modules.json",
+                      "modules Transformer, Pooling, Normalize; bert_tf "
+                      "reproduces a SparseEncoder of a Transformer"),
+    "MultiVectorEncoder": ("today_mean", _set(
+        "config_sentence_transformers.json", model_type="MultiVectorEncoder"),
+                           "config_sentence_transformers.json",
+                           "model_type 'MultiVectorEncoder' is not one "
+                           "bert_tf reproduces"),
     "in_features": ("today_mean_sqrt_len", _dense_of_64_inputs,
                     "2_Dense/config.json",
                     "in_features 64, but the modules before it give 32 "

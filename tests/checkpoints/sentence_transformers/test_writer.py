@@ -22,6 +22,7 @@ FIXTURES = os.path.join(PROJECT_DIR, "tests", "fixtures",
 # sentence-transformers' own saves (the classic folders' files were
 # rewritten as the Hub has them, so they are not compared file by file).
 ITS_OWN_SAVES = ("today_mean", "today_max", "today_mean_sqrt_len",
+                 "today_weightedmean", "today_include_prompt",
                  "cross_encoder", "cross_encoder_identity", "cross_encoder_nli")
 # JSON files of a folder's modules and settings.
 SETTINGS_FILES = ("modules.json", "sentence_bert_config.json",
@@ -144,7 +145,7 @@ def test_an_embedder_saves_in_no_other_format(saved, tmp_path):
                                format=output_format)
   encoder = bert_tf.load_pretrained(saved["today_max"],
                                     bert_tf.BertEncoder).model
-  with pytest.raises(ValueError, match="for embedders and cross-encoders"):
+  with pytest.raises(ValueError, match="for embedders, sparse encoders and cross-encoders"):
     encoder.save_pretrained(str(tmp_path / "encoder"),
                             format="sentence-transformers")
   assert not os.listdir(tmp_path)
