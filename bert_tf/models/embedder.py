@@ -5,7 +5,6 @@ import numbers
 
 import keras
 import numpy as np
-import tensorflow as tf
 from keras import ops
 
 from bert_tf.checkpoints import sentence_transformers
@@ -14,7 +13,6 @@ from bert_tf.layers.activations import HEAD_ACTIVATIONS
 from bert_tf.layers.initializers import truncated_normal
 from bert_tf.layers.pooling import SentencePooling, l2_normalize
 from bert_tf.models.argument_checks import check_positive_int
-from bert_tf.models.predictor import Predictor
 from bert_tf.models.text_encoding import (TextEncoderModel, checked_prompts,
                                          prompt_text, require_preprocessor,
                                          text_features, text_list)
@@ -251,14 +249,6 @@ class BertEmbedder(TextEncoderModel):
                                           np.int32)
     embeddings = self._prediction().predict(features, batch_size)
     return embeddings["embedding"][:, :dimension]
-
-  def _prediction(self):
-    """The Predictor encode() runs, made once (it holds the traced
-    function); each batch at its longest text's own length."""
-    if self._predictor is None:
-      self._predictor = Predictor(tf.distribute.get_strategy(), self,
-                                  round_lengths=False)
-    return self._predictor
 
 
 def _check_truncate_dim(truncate_dim, dimension, where):

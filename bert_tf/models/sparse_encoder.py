@@ -5,14 +5,12 @@ token, then SpladePooling."""
 import keras
 import numpy as np
 import tensorflow as tf
-from keras import ops
 
 from bert_tf.checkpoints import sentence_transformers
 from bert_tf.layers.masked_lm import MaskedLMHead
 from bert_tf.layers.splade_pooling import (SpladePooling, check_splade,
                                            sparse_embeddings)
 from bert_tf.models.argument_checks import check_positive_int
-from bert_tf.models.predictor import Predictor
 from bert_tf.models.pretrainer import BertPretrainer
 from bert_tf.models.text_encoding import (TextEncoderModel, checked_prompts,
                                          prompt_text, require_preprocessor,
@@ -243,14 +241,6 @@ class BertSparseEncoder(TextEncoderModel):
       self._tokens = {index: token for token, index in
                       self.preprocessor.tokenizer.vocab.items()}
     return self._tokens
-
-  def _prediction(self):
-    """The Predictor encode() runs, made once (it holds the traced
-    function); each batch at its longest text's own length."""
-    if self._predictor is None:
-      self._predictor = Predictor(tf.distribute.get_strategy(), self,
-                                  round_lengths=False)
-    return self._predictor
 
 
 def _nonzero_weights(embeddings, dimension, method_name):

@@ -7,6 +7,7 @@ import tensorflow as tf
 from keras import ops
 from scipy import spatial
 
+from bert_tf.models.predictor import Predictor
 from bert_tf.models.text_model import TextModel, checked_text, kind_of
 
 
@@ -30,6 +31,15 @@ class TextEncoderModel(TextModel):
     if input_mask is None:
       input_mask = ops.ones_like(inputs["input_ids"])
     return inputs, sequence_output, input_mask
+
+  def _prediction(self):
+    """The Predictor encode() runs, made once (it holds the traced
+    function; a subclass sets _predictor to None in its constructor);
+    each batch at its longest text's own length."""
+    if self._predictor is None:
+      self._predictor = Predictor(tf.distribute.get_strategy(), self,
+                                  round_lengths=False)
+    return self._predictor
 
   def save_pretrained(self, directory, format="sentence-transformers",
                       vocab_file=None, architecture=None):

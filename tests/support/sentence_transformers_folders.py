@@ -6,9 +6,11 @@ once per test module."""
 import functools
 import json
 import os
+import re
 import shutil
 
 import numpy as np
+import pytest
 
 import bert_tf
 from tests.support.helpers import PROJECT_DIR
@@ -72,3 +74,33 @@ def edit_json(path, edit):
   edit(values)
   with open(path, "w", encoding="utf-8") as writer:
     json.dump(values, writer)
+
+
+def assert_edit_refused_in_one_line(tmp_path, case):
+  """case: (fixture folder, edit(directory), the file the message names
+  relative to the copy ("" : the copy itself), the message's pattern
+  after it). load_pretrained of the edited copy raises ValueError in one
+  line naming that file."""
+  name, edit, relative, message = case
+  directory = copied(tmp_path, name)
+  edit(directory)
+  with pytest.raises(ValueError) as error:
+    bert_tf.load_pretrained(directory)
+  line = str(error.value)
+  assert "\n" not in line and len(line) < 400
+  named = os.path.join(directory, relative) if relative else directory
+  assert re.match(re.escape(named) + ": " + message, line), line
+
+
+def json_setter(relative, **fields):
+  """An edit (for assert_edit_refused_in_one_line) setting fields of the
+  JSON object in a folder's file."""
+  return lambda directory: edit_json(os.path.join(directory, relative),
+                                     lambda values: values.update(fields))
+
+
+def modules_edit(edit):
+  """An edit applying edit(entries) to a folder's modules.json."""
+  return lambda directory: edit_json(os.path.join(directory, "modules.json"),
+                                     edit)
+

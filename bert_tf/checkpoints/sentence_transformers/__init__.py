@@ -16,7 +16,8 @@ activation its predict applies; the Hub's ms-marco cross-encoders record
 the activation in config.json instead. A SparseEncoder (SPLADE) is a
 BertForMaskedLM (an MLMTransformer, or a Transformer whose
 sentence_bert_config.json says "transformer_task": "fill-mask"), then
-SpladePooling; its config_sentence_transformers.json may set
+SpladePooling, or a Router of inference-free SPLADE (sparse_modules reads
+those modules); its config_sentence_transformers.json may set
 max_active_dims.
 
 Only what bert_tf reproduces exactly is read; anything else is refused in
@@ -33,7 +34,12 @@ from bert_tf.checkpoints.names import check_pooling
 from bert_tf.checkpoints.safetensors_files import tensor_headers
 from bert_tf.checkpoints.sentence_transformers.activations import (
     TORCH_ACTIVATIONS, activation_of)
-from bert_tf.files.json_files import read_json, read_json_object
+from bert_tf.checkpoints.sentence_transformers.module_files import (
+    DENSE_WEIGHTS_FILE, MODULE_CONFIG_FILE, json_object)
+from bert_tf.checkpoints.sentence_transformers.sparse_modules import (
+    DEFAULT_SPLADE, SpladeModule, StaticEmbeddingModule, check_fill_mask,
+    read_router, read_splade)
+from bert_tf.files.json_files import read_json
 from bert_tf.files import storage
 from bert_tf.files.model_files import model_file, model_folder
 from bert_tf.wordpiece.tokenizer_json import MIN_MAX_LENGTH
@@ -41,8 +47,6 @@ from bert_tf.wordpiece.tokenizer_json import MIN_MAX_LENGTH
 MODULES_FILE = "modules.json"
 MODEL_CONFIG_FILE = "config_sentence_transformers.json"
 SENTENCE_BERT_CONFIG_FILE = "sentence_bert_config.json"
-MODULE_CONFIG_FILE = "config.json"
-DENSE_WEIGHTS_FILE = "model.safetensors"
 _PICKLE_WEIGHTS_FILE = "pytorch_model.bin"
 # A Dense module's tensors (torch's Linear: weight [out, in]).
 DENSE_WEIGHT, DENSE_BIAS = "linear.weight", "linear.bias"
@@ -65,12 +69,6 @@ _MODULE_KINDS = ("Transformer", "Pooling", "Dense", "Normalize")
 # A SparseEncoder's: an MLMTransformer is a fill-mask Transformer; a
 # Router sends queries and documents through modules of their own.
 _SPARSE_KINDS = ("MLMTransformer", "SpladePooling", "Router")
-# The modules of a Router's routes (router_config.json's types).
-_ROUTE_KINDS = ("Transformer", "MLMTransformer", "SpladePooling",
-                "SparseStaticEmbedding")
-ROUTER_CONFIG_FILE = "router_config.json"
-# A SparseStaticEmbedding's weights: one per vocabulary token.
-STATIC_WEIGHT = "weight"
 # The module types written, by kind: the classic names, which every
 # version reads (5 and 6 map them to their own modules, whose paths differ
 # between the two); SpladePooling's path is the same in both.
@@ -78,11 +76,6 @@ MODULE_TYPES = {kind: f"sentence_transformers.models.{kind}"
                 for kind in _MODULE_KINDS}
 MODULE_TYPES["SpladePooling"] = ("sentence_transformers.sparse_encoder."
                                  "modules.splade_pooling.SpladePooling")
-# The transformer_task of a SparseEncoder's Transformer.
-FILL_MASK = "fill-mask"
-# SpladePooling's pooling_strategy and activation_function values.
-SPLADE_POOLING_STRATEGIES = ("max", "sum")
-SPLADE_ACTIVATIONS = ("relu", "log1p_relu")
 # config_sentence_transformers.json's similarity_fn_name values that
 # sentence-transformers 5 and 6 both take, and the one where it has none.
 SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan")
@@ -100,29 +93,6 @@ class DenseModule:
   activation: str
   use_bias: bool
   weights_file: str
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class SpladeModule:
-  """A SpladePooling module: pooling_strategy (SPLADE_POOLING_STRATEGIES)
-  and activation (SPLADE_ACTIVATIONS, its activation_function)."""
-  pooling_strategy: str
-  activation: str
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class StaticEmbeddingModule:
-  """A SparseStaticEmbedding module (a Router's query route): its folder,
-  with its tokenizer files, its weights file and their number (one per
-  vocabulary token)."""
-  folder: str
-  weights_file: str
-  size: int
-
-
-# What sentence-transformers pools a SparseEncoder folder without
-# modules.json with.
-DEFAULT_SPLADE = SpladeModule(pooling_strategy="max", activation="relu")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -202,7 +172,7 @@ def read_pipeline(directory):
     ValueError: one line naming the file and the module or field that
       bert_tf does not reproduce, or a malformed file.
   """
-  model_config = _json_object(directory, MODEL_CONFIG_FILE) or {}
+  model_config = json_object(directory, MODEL_CONFIG_FILE) or {}
   model_config_file = os.path.join(directory, MODEL_CONFIG_FILE)
   entries = _module_entries(directory)
   model_type = model_config.get("model_type", _implied_type(entries))
@@ -228,11 +198,15 @@ def read_pipeline(directory):
         if activation is not None else None
   elif model_type == SPARSE_ENCODER and modules and \
       modules[0][0] == "Router":
-    transformer_kind = _read_router(pipeline, modules[0][1])
+    router = read_router(modules[0][1])
+    transformer_kind = router.transformer_kind
+    pipeline.transformer_dir = router.transformer_dir
+    pipeline.splade, pipeline.static_query = router.splade, router.static_query
+    pipeline.default_route = router.default_route
     pipeline.max_active_dims = _optional_count(
         model_config, "max_active_dims", model_config_file)
   elif model_type == SPARSE_ENCODER:
-    pipeline.splade = _splade(modules[1][1]) if modules else \
+    pipeline.splade = read_splade(modules[1][1]) if modules else \
         DEFAULT_SPLADE
     pipeline.max_active_dims = _optional_count(
         model_config, "max_active_dims", model_config_file)
@@ -240,11 +214,11 @@ def read_pipeline(directory):
     _read_modules(pipeline, modules)
     pipeline.truncate_dim = _optional_count(model_config, "truncate_dim",
                                             model_config_file)
-  sentence_bert = _json_object(pipeline.transformer_dir,
+  sentence_bert = json_object(pipeline.transformer_dir,
                                SENTENCE_BERT_CONFIG_FILE) or {}
   where = os.path.join(pipeline.transformer_dir, SENTENCE_BERT_CONFIG_FILE)
   if model_type == SPARSE_ENCODER and modules:
-    _check_fill_mask(sentence_bert, transformer_kind, where)
+    check_fill_mask(sentence_bert, transformer_kind, where)
   length = sentence_bert.get("max_seq_length")
   if length is not None and not (_is_count(length) and
                                  length >= MIN_MAX_LENGTH):
@@ -398,7 +372,7 @@ def _read_modules(pipeline, modules):
 def _pooling(module_dir):
   """(pooling modes, include_prompt) of a Pooling module's config.json
   (either layout)."""
-  values = _json_object(module_dir, MODULE_CONFIG_FILE)
+  values = json_object(module_dir, MODULE_CONFIG_FILE)
   where = os.path.join(module_dir, MODULE_CONFIG_FILE)
   if values is None:
     raise FileNotFoundError(f"{where}: missing; a Pooling module has one")
@@ -415,7 +389,7 @@ def _pooling(module_dir):
 
 def _dense(module_dir):
   """A Dense module's DenseModule, its weights file checked."""
-  values = _json_object(module_dir, MODULE_CONFIG_FILE)
+  values = json_object(module_dir, MODULE_CONFIG_FILE)
   where = os.path.join(module_dir, MODULE_CONFIG_FILE)
   if values is None:
     raise FileNotFoundError(f"{where}: missing; a Dense module has one")
@@ -465,32 +439,6 @@ def _check_dense_weights(weights_file, in_features, units, use_bias):
                        f"{shape}")
 
 
-def _splade(module_dir):
-  """The SpladeModule of a SpladePooling module's config.json."""
-  values = _json_object(module_dir, MODULE_CONFIG_FILE)
-  where = os.path.join(module_dir, MODULE_CONFIG_FILE)
-  if values is None:
-    raise FileNotFoundError(f"{where}: missing; a SpladePooling module has "
-                            f"one")
-  fields = {"pooling_strategy": SPLADE_POOLING_STRATEGIES,
-            "activation_function": SPLADE_ACTIVATIONS}
-  for field, expected in fields.items():
-    if values.get(field, expected[0]) not in expected:
-      raise ValueError(f"{where}: {field} {values[field]!r} is not one "
-                       f"bert_tf reproduces ({', '.join(expected)})")
-  for field in ("embedding_dimension", "word_embedding_dimension",
-                "chunk_size"):
-    value = values.get(field)
-    if value is not None and (isinstance(value, bool) or
-                              not isinstance(value, int)):
-      raise ValueError(f"{where}: {field} is {value!r}; expected an "
-                       f"integer or null")
-  return SpladeModule(
-      pooling_strategy=values.get("pooling_strategy",
-                                  DEFAULT_SPLADE.pooling_strategy),
-      activation=values.get("activation_function", DEFAULT_SPLADE.activation))
-
-
 def _optional_count(values, field, where):
   """A field of config_sentence_transformers.json that is a whole number
   of at least 1 where set (max_active_dims, truncate_dim), or None."""
@@ -499,18 +447,6 @@ def _optional_count(values, field, where):
     raise ValueError(f"{where}: {field} is {value!r}; expected a whole "
                      f"number of at least 1, or null")
   return value
-
-
-def _check_fill_mask(sentence_bert, kind, where):
-  """Raises ValueError unless a SparseEncoder's Transformer gives the
-  masked-LM logits: an MLMTransformer (fill-mask unless it says
-  otherwise), or a Transformer whose transformer_task is fill-mask."""
-  task = sentence_bert.get("transformer_task",
-                           FILL_MASK if kind == "MLMTransformer" else None)
-  if task != FILL_MASK:
-    raise ValueError(f"{where}: transformer_task {task!r}; a "
-                     f"SparseEncoder's {kind} is {FILL_MASK!r} (the "
-                     f"masked-LM logits SpladePooling takes)")
 
 
 def _prompts(values, where, implicit=()):
@@ -529,123 +465,7 @@ def _prompts(values, where, implicit=()):
   return dict(prompts), default
 
 
-def _json_object(directory, name):
-  """A model file's JSON object, or None where the directory lacks it."""
-  path = model_file(directory, name)
-  return None if path is None else read_json_object(path)
-
-
 def _is_count(value):
   return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
-def _read_router(pipeline, router_dir):
-  """Sets a Router SparseEncoder's routes (router_config.json): its query
-  route's static_query, its document route's transformer_dir and splade,
-  and default_route; returns the document Transformer's kind.
-
-  bert_tf reproduces the inference-free SPLADE router
-  (Router.for_query_document): a query route of SparseStaticEmbedding and
-  a document route of a Transformer (or MLMTransformer) then
-  SpladePooling, without route_mappings.
-  """
-  where = os.path.join(router_dir, ROUTER_CONFIG_FILE)
-  values = _json_object(router_dir, ROUTER_CONFIG_FILE)
-  if values is None:
-    raise FileNotFoundError(f"{where}: missing; a Router module has one")
-  types, structure = values.get("types"), values.get("structure")
-  parameters = values.get("parameters", {})
-  if not isinstance(types, dict) or not isinstance(structure, dict) or \
-      not isinstance(parameters, dict):
-    raise ValueError(f"{where}: expected \"types\" and \"structure\" "
-                     f"objects (and \"parameters\")")
-  if sorted(structure) != ["document", "query"]:
-    raise ValueError(f"{where}: routes {', '.join(map(str, structure))}; "
-                     f"bert_tf reproduces a query and a document route")
-  routes = {route: [_route_module(router_dir, types, module_id,
-                                  f"{where}: route {route!r}")
-                    for module_id in _route_ids(structure[route], where)]
-            for route in structure}
-  kinds = {route: [kind for kind, _ in modules]
-           for route, modules in routes.items()}
-  if kinds["query"] != ["SparseStaticEmbedding"] or \
-      kinds["document"][0] not in ("Transformer", "MLMTransformer") or \
-      kinds["document"][1:] != ["SpladePooling"]:
-    raise ValueError(
-        f"{where}: routes query ({', '.join(kinds['query'])}) and document "
-        f"({', '.join(kinds['document'])}); bert_tf reproduces a query route "
-        f"of SparseStaticEmbedding and a document route of a Transformer "
-        f"(or MLMTransformer) then SpladePooling")
-  pipeline.default_route = _default_route(parameters, list(structure),
-                                          where)
-  pipeline.static_query = _static_embedding(routes["query"][0][1])
-  pipeline.transformer_dir = routes["document"][0][1]
-  pipeline.splade = _splade(routes["document"][1][1])
-  return kinds["document"][0]
-
-
-def _route_ids(module_ids, where):
-  if not isinstance(module_ids, list) or not module_ids or \
-      not all(isinstance(module_id, str) for module_id in module_ids):
-    raise ValueError(f"{where}: a route is a list of module names")
-  return module_ids
-
-
-def _route_module(router_dir, types, module_id, where):
-  """(kind, folder) of a route's module, its type checked (one of
-  _ROUTE_KINDS of sentence_transformers) and its folder inside."""
-  module_type = types.get(module_id)
-  kind = module_type.rpartition(".")[2] if isinstance(module_type,
-                                                     str) else None
-  if not module_type or not module_type.startswith(
-      "sentence_transformers.") or kind not in _ROUTE_KINDS:
-    raise ValueError(f"{where}: module {module_id!r} ({module_type}) is not "
-                     f"one bert_tf reproduces in a route "
-                     f"({', '.join(_ROUTE_KINDS)} of sentence_transformers)")
-  folder = model_folder(router_dir, module_id, where)
-  if folder == router_dir:
-    raise ValueError(f"{where}: module {module_id!r} in the Router's own "
-                     f"folder; each module has a folder of its own")
-  return kind, folder
-
-
-def _default_route(parameters, routes, where):
-  """The route encode takes without one named, as the Router chooses it:
-  default_route, else the first route where allow_empty_key (true unless
-  set), else None."""
-  if parameters.get("route_mappings"):
-    raise ValueError(f"{where}: route_mappings "
-                     f"{parameters['route_mappings']!r}; bert_tf routes by "
-                     f"task alone (query, document)")
-  allow_empty_key = parameters.get("allow_empty_key", True)
-  if not isinstance(allow_empty_key, bool):
-    raise ValueError(f"{where}: allow_empty_key is {allow_empty_key!r}; "
-                     f"expected true or false")
-  default = parameters.get("default_route")
-  if default is not None and default not in routes:
-    raise ValueError(f"{where}: default_route {default!r} is not one of its "
-                     f"routes ({', '.join(routes)})")
-  if default is None and allow_empty_key:
-    return routes[0]
-  return default
-
-
-def _static_embedding(module_dir):
-  """The StaticEmbeddingModule of a SparseStaticEmbedding's folder."""
-  where = os.path.join(module_dir, MODULE_CONFIG_FILE)
-  values = _json_object(module_dir, MODULE_CONFIG_FILE) or {}
-  if values.get("path") is not None:
-    raise ValueError(f"{where}: path {values['path']!r}; bert_tf reads a "
-                     f"SparseStaticEmbedding's weights from its "
-                     f"{DENSE_WEIGHTS_FILE}")
-  weights_file = model_file(module_dir, DENSE_WEIGHTS_FILE)
-  if weights_file is None:
-    raise FileNotFoundError(f"{os.path.join(module_dir, DENSE_WEIGHTS_FILE)}"
-                            f": missing; a SparseStaticEmbedding has its "
-                            f"weights")
-  headers = tensor_headers(weights_file)
-  if STATIC_WEIGHT not in headers or len(headers[STATIC_WEIGHT][1]) != 1:
-    raise ValueError(f"{weights_file}: expected a tensor {STATIC_WEIGHT} "
-                     f"[vocab_size]")
-  return StaticEmbeddingModule(folder=module_dir, weights_file=weights_file,
-                               size=headers[STATIC_WEIGHT][1][0])

@@ -10,9 +10,11 @@ import numpy as np
 from bert_tf.checkpoints.names import dense_module_name
 from bert_tf.checkpoints.safetensors_files import read_tensor
 from bert_tf.checkpoints.sentence_transformers import (DENSE_BIAS,
-                                                    DENSE_WEIGHT,
-                                                    MODULE_CONFIG_FILE,
-                                                    STATIC_WEIGHT)
+                                                    DENSE_WEIGHT)
+from bert_tf.checkpoints.sentence_transformers.module_files import (
+    MODULE_CONFIG_FILE)
+from bert_tf.checkpoints.sentence_transformers.sparse_modules import (
+    STATIC_WEIGHT)
 
 # The name a Router's SparseStaticEmbedding weights are read under.
 STATIC_QUERY_WEIGHT = "sentence_transformers/query/static_weight"

@@ -9,12 +9,15 @@ import json
 import numpy as np
 
 from bert_tf.checkpoints.sentence_transformers import (
-    CROSS_ENCODER, DEFAULT_SIMILARITY, DENSE_BIAS, DENSE_WEIGHT,
-    DENSE_WEIGHTS_FILE, EMBEDDER, FILL_MASK, MODEL_CONFIG_FILE,
-    MODULE_CONFIG_FILE, MODULE_TYPES, MODULES_FILE, ROUTER_CONFIG_FILE,
-    SENTENCE_BERT_CONFIG_FILE, SPARSE_ENCODER, STATIC_WEIGHT)
+    CROSS_ENCODER, DEFAULT_SIMILARITY, DENSE_BIAS, DENSE_WEIGHT, EMBEDDER,
+    MODEL_CONFIG_FILE, MODULE_TYPES, MODULES_FILE, SENTENCE_BERT_CONFIG_FILE,
+    SPARSE_ENCODER)
 from bert_tf.checkpoints.sentence_transformers.activations import (
     TORCH_ACTIVATIONS)
+from bert_tf.checkpoints.sentence_transformers.module_files import (
+    DENSE_WEIGHTS_FILE, MODULE_CONFIG_FILE)
+from bert_tf.checkpoints.sentence_transformers.sparse_modules import (
+    FILL_MASK, ROUTER_CONFIG_FILE, STATIC_WEIGHT)
 
 
 def folder_files(pipeline, hidden_size, dense_weights, static_weight=None):

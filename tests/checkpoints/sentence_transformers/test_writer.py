@@ -145,7 +145,8 @@ def test_an_embedder_saves_in_no_other_format(saved, tmp_path):
                                format=output_format)
   encoder = bert_tf.load_pretrained(saved["today_max"],
                                     bert_tf.BertEncoder).model
-  with pytest.raises(ValueError, match="for embedders, sparse encoders and cross-encoders"):
+  with pytest.raises(ValueError, match="for embedders, sparse encoders "
+                     "and cross-encoders"):
     encoder.save_pretrained(str(tmp_path / "encoder"),
                             format="sentence-transformers")
   assert not os.listdir(tmp_path)
