@@ -232,8 +232,10 @@ class FileExtractor:
       self.folder_tokenizer = InGraphTokenizer(
           model.vocabulary, model.do_lower_case,
           model.source.tokenization_rules)
-    self.options, self.strategy = options, strategy
+    self.options = options
     self.max_seq_length = run.max_seq_length
+    # Made once: it holds the traced function every file runs.
+    self.predictor = Predictor(strategy, self.network, options.use_xla)
 
   def extract_file(self, input_file, output_file):
     """Writes output_file from input_file's lines; returns their count.
@@ -271,9 +273,8 @@ class FileExtractor:
     logger.info("***** Extracting %s of %d lines *****",
                 f"layers {layers}" if layers else "embeddings",
                 len(examples))
-    predicted = _logged(Predictor(self.strategy, model, options.use_xla)
-                        .predict_in_order(features, options.batch_size,
-                                          _CHUNK_BATCHES), len(examples))
+    predicted = _logged(self.predictor.predict_in_order(
+        features, options.batch_size, _CHUNK_BATCHES), len(examples))
     if sparse:
       write_sparse_embeddings(output_file, options.output_format, predicted,
                               self.plan, self.tokenizer,
