@@ -5,8 +5,9 @@ Each input file gives <output_dir>/<input file name>.<jsonl or npz>: its
 lines' output exactly as extract_features writes it for that file alone,
 since each worker runs the same extraction.FileExtractor, built once per
 worker (the model loaded in DoFn.setup), whatever it writes (the per-token
-layers, sentence embeddings, and any output it gains). The outputs of a run appear together or not
-at all, and a file that fails is named (bert_tf.runs.beam_runs).
+layers, dense or sparse sentence embeddings). The outputs of a run appear
+together or not at all, and a file that fails is named
+(bert_tf.runs.beam_runs).
 
 Memory per worker is bounded by the largest input file: its features are
 made at once, as extract_features makes its input's.
@@ -40,16 +41,6 @@ class _ExtractFile(beam_runs.ShardWriter):
     return {"lines": self._extractor.extract_file(input_file, staged_file)}
 
 
-def output_files(input_files, output_dir, output_format):
-  """{input file: <output_dir>/<its name>.<output_format>}.
-
-  Raises:
-    ValueError: two input files would write the same output, naming both.
-  """
-  return output_paths.outputs_for_inputs(input_files, output_dir,
-                                         f".{output_format}")
-
-
 def extract_with_beam(options, output_dir, pipeline_options):
   """Writes the output of each of options.input_file's files into
   output_dir, every option and path checked first.
@@ -80,7 +71,9 @@ def extract_with_beam(options, output_dir, pipeline_options):
                        f"for {flag}")
   run = extraction.check_extraction_model(options)
   input_files = input_checks.input_files(options.input_file)
-  outputs = output_files(input_files, output_dir, options.output_format)
+  # Two input files of one name would write one output: refused.
+  outputs = output_paths.outputs_for_inputs(input_files, output_dir,
+                                            f".{options.output_format}")
   output_paths.check_outputs(
       outputs=[("--output_dir", output) for output in outputs.values()],
       inputs=[*(("--input_file", path) for path in input_files),
