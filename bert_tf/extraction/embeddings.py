@@ -25,7 +25,6 @@ import tensorflow as tf
 
 from bert_tf.checkpoints import sentence_transformers
 from bert_tf.checkpoints.model_weights import load_weights
-from bert_tf.data.text_inputs import encode_texts
 from bert_tf.extraction.output_files import (JSONL, write_embeddings_jsonl,
                                            write_embeddings_npz)
 from bert_tf.extraction.quantization import (DTYPES, PRECISIONS,
@@ -204,19 +203,6 @@ def embedder(plan, run_model):
   model = BertEmbedder(run_model.config, **arguments)
   load_weights(model, run_model.source.reader, run_model.source.path)
   return model
-
-
-def prompt_features(model, tokenizer, prompt, max_seq_length, count):
-  """{"prompt_length": int32 [count]}: the tokens the embedder's pooling
-  leaves out of `count` texts after `prompt`
-  (BertEmbedder.pooled_prompt_length), the prompt packed alone as
-  encode_texts packs the texts; {} where it leaves out none."""
-  prompt_tokens = encode_texts(tokenizer, [prompt],
-                               max_seq_length=max_seq_length)["input_mask"]
-  length = model.pooled_prompt_length(prompt, int(prompt_tokens.sum()))
-  if length is None:
-    return {}
-  return {"prompt_length": np.full(count, length, np.int32)}
 
 
 def write_embeddings(path, output_format, predicted, count, dimension,

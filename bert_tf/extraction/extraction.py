@@ -35,7 +35,7 @@ from bert_tf.checkpoints.model_weights import load_weights
 from bert_tf.data.text_inputs import encode_texts
 from bert_tf.extraction.embeddings import (EmbeddingPlan, embedder,
                                          embedding_plan, embedding_serving,
-                                         prompt_features, write_embeddings)
+                                         write_embeddings)
 from bert_tf.training import option_checks
 from bert_tf.extraction.output_files import JSONL, NPZ, write_jsonl, write_npz
 from bert_tf.extraction.serving import feature_serving
@@ -247,6 +247,17 @@ class FileExtractor:
     self.write(examples, output_file)
     return len(examples)
 
+  def _packed(self, texts_a, texts_b):
+    """The encoder's features of the texts (a text_b None: a single
+    text), packed as the model's tokenizer packs them: a
+    sentence-transformers folder's by transformers' rules, else the
+    original's."""
+    if self.folder_tokenizer is None:
+      return encode_texts(self.tokenizer, texts_a, texts_b,
+                          self.max_seq_length)
+    return _packed_in_graph(self.folder_tokenizer, texts_a, texts_b,
+                            self.max_seq_length)
+
   def write(self, examples, output_file):
     """Writes output_file: the layers of every line, or (layers None,
     the network a BertEmbedder) its embedding, of the embedder's default
@@ -260,16 +271,16 @@ class FileExtractor:
       prompt = model.prompt_of(self.plan.prompt_name if sparse else None)
     texts_a = [prompt + example.text_a for example in examples]
     texts_b = [example.text_b for example in examples]
-    if self.folder_tokenizer is None:
-      features = encode_texts(self.tokenizer, texts_a, texts_b,
-                              self.max_seq_length)
-    else:
-      features = _packed_in_graph(self.folder_tokenizer, texts_a, texts_b,
-                                  self.max_seq_length)
+    features = self._packed(texts_a, texts_b)
     features["is_real_example"] = np.ones(len(examples), np.int32)
     if layers is None and not sparse:
-      features.update(prompt_features(model, self.tokenizer, prompt,
-                                      self.max_seq_length, len(examples)))
+      # The tokens the embedder's pooling leaves out: the prompt's, packed
+      # alone as the lines are.
+      prompt_length = model.pooled_prompt_length(prompt, int(
+          self._packed([prompt], [None])["input_mask"].sum()))
+      if prompt_length is not None:
+        features["prompt_length"] = np.full(len(examples), prompt_length,
+                                            np.int32)
     logger.info("***** Extracting %s of %d lines *****",
                 f"layers {layers}" if layers else "embeddings",
                 len(examples))
