@@ -23,7 +23,7 @@ import re
 import time
 import uuid
 
-from bert_tf.files import atomic_outputs, storage
+from bert_tf.files import atomic_outputs, run_lock, storage
 
 
 @contextlib.contextmanager
@@ -228,7 +228,16 @@ def write_per_file(outputs, output_dir, writer, pipeline_options):
     ValueError: input files failed (the first is named, with its error),
       or the runner cannot run.
   """
+  # The launcher owns output_dir while the run lives: a second run into it
+  # is refused, so two runs cannot mix their outputs or remove each
+  # other's staged files.
   storage.makedirs(output_dir)
+  with run_lock.owned_directory(output_dir, "--output_dir"):
+    return _write_staged(outputs, output_dir, writer, pipeline_options)
+
+
+def _write_staged(outputs, output_dir, writer, pipeline_options):
+  """write_per_file's work, output_dir held."""
   atomic_outputs.remove_stale_temporaries(output_dir, "|".join(
       re.escape(os.path.basename(output)) for output in outputs.values()))
   run = uuid.uuid4().hex  # this run's temporaries: <output>.tmp-<run>

@@ -61,3 +61,19 @@ def test_a_failed_run_removes_what_its_writers_staged_too(tmp_path):
   beam_runs._finalize([("a.txt", False)],  # pylint: disable=protected-access
                       [("a.txt", str(staged), str(tmp_path / "a.npz"))])
   assert os.listdir(tmp_path) == []
+
+
+def test_a_second_run_into_the_same_output_dir_is_refused(tmp_path):
+  """While a run holds --output_dir, another is refused before any work:
+  two runs would mix their outputs and remove each other's staged
+  files."""
+  from bert_tf.files import run_lock  # pylint: disable=g-import-not-at-top
+  from bert_tf.runs import beam_runs  # pylint: disable=g-import-not-at-top
+  (tmp_path / "a.txt").write_text("a line\n")
+  output_dir = tmp_path / "out"
+  with run_lock.owned_directory(str(output_dir), "--output_dir"):
+    with pytest.raises(ValueError, match=f"{output_dir}.*{os.getpid()}"):
+      beam_runs.write_per_file(
+          {str(tmp_path / "a.txt"): str(output_dir / "a.txt.npz")},
+          str(output_dir), writer=None, pipeline_options=None)
+    assert os.listdir(output_dir) == [run_lock.RUN_LOCK_FILE]
